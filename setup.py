@@ -1,0 +1,26 @@
+"""Install the legged-robot PPO package (config, env, model, rl, utils)."""
+from setuptools import find_packages, setup
+
+setup(
+    name="legged-ppo",
+    version="0.1.0",
+    description="PPO training for legged robots on batched MuJoCo (CPU) and MuJoCo Warp (GPU)",
+    python_requires=">=3.10",
+    packages=find_packages(include=["config", "config.*", "env", "env.*", "model", "model.*",
+                                    "rl", "rl.*", "utils", "utils.*"]),
+    package_data={"": ["*.xml"]},
+    install_requires=[
+        "torch>=2.2",
+        "mujoco>=4.0",
+        "numpy",
+        "pyyaml",
+        "tensorboard",
+        "gymnasium",
+    ],
+    extras_require={
+        "test": ["pytest", "hypothesis"],
+        "video": ["imageio", "imageio-ffmpeg"],
+        "export": ["onnx", "onnxruntime"],
+        "gpu": ["mujoco-warp", "warp-lang"],
+    },
+)
