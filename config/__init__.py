@@ -1,0 +1,118 @@
+"""Config lookup and command-line overrides.
+
+``--config NAME`` loads module ``config.NAME`` and its class ``NAME``;
+``--set section.field=value`` overrides one field and rejects unknown keys.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from utils.yaml import DICT_FIELDS, Cfg, ParamsProcess
+
+
+class ConfigError(ValueError):
+    """A user-facing config problem; the message is one line saying what would be right."""
+
+
+def available_configs() -> list[str]:
+    """Names accepted by ``--config``: modules of this package that define a class of the same name."""
+    names = []
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.name.startswith("_") or info.name == "base":
+            continue
+        names.append(info.name)
+    return sorted(names)
+
+
+def load_config_class(name: str) -> type:
+    if name not in available_configs():
+        raise ConfigError(f"unknown config '{name}'; available configs: {', '.join(available_configs())}")
+    module = importlib.import_module(f"config.{name}")
+    if not hasattr(module, name):
+        raise ConfigError(f"config/{name}.py must define a class named '{name}'")
+    return getattr(module, name)
+
+
+def load_config(name: str, overrides: Iterable[str] = ()) -> Cfg:
+    """The `Cfg` tree of config NAME with ``section.field=value`` overrides applied."""
+    cfg = ParamsProcess.from_class(load_config_class(name))
+    cfg.name = name  # which config class this came from, kept in cfg.yaml
+    apply_overrides(cfg, overrides)
+    return cfg
+
+
+def apply_overrides(cfg: Cfg, overrides: Iterable[str]) -> Cfg:
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"override '{item}' must look like section.field=value")
+        set_field(cfg, key.strip(), _parse_value(text.strip()))
+    return cfg
+
+
+def set_field(cfg: Cfg, key: str, value: Any) -> None:
+    """Set ``a.b.c`` in the tree; unknown parts raise `ConfigError` naming the valid ones."""
+    parts = key.split(".")
+    if len(parts) < 2:
+        raise ConfigError(f"override key '{key}' needs a section, e.g. runner.{key}; sections: {_sections(cfg)}")
+    node: Any = cfg
+    path: list[str] = []
+    for part in parts[:-1]:
+        if not isinstance(node, Cfg):
+            raise ConfigError(f"'{'.'.join(path)}' is a field, not a section; use {'.'.join(path)}=value")
+        if part not in node.fields():
+            if path:
+                raise ConfigError(f"unknown key '{part}' in section '{'.'.join(path)}'; valid: {', '.join(node.fields())}")
+            raise ConfigError(f"unknown section '{part}'; sections: {_sections(cfg)}")
+        node = getattr(node, part)
+        path.append(part)
+    field, section = parts[-1], ".".join(path)
+    if isinstance(node, dict) and path[-1] in DICT_FIELDS:  # e.g. control.stiffness.hip_yaw=50
+        node[field] = _coerce(key, node[field], value) if field in node else value
+        return
+    if not isinstance(node, Cfg):
+        raise ConfigError(f"'{section}' is a field, not a section; use {section}=value")
+    if field not in node.fields():
+        raise ConfigError(f"unknown field '{field}' in section '{section}'; valid fields: {', '.join(node.fields())}")
+    old = getattr(node, field)
+    if isinstance(old, Cfg):
+        raise ConfigError(f"'{key}' is a section; set one of its fields: {', '.join(old.fields())}")
+    setattr(node, field, _coerce(key, old, value))
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return yaml.safe_load(text) if text else ""
+    except yaml.YAMLError:
+        return text
+
+
+def _coerce(key: str, old: Any, value: Any) -> Any:
+    """Keep the field's type: ints become floats for float fields; a type change is an error."""
+    if isinstance(old, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"'{key}' is a bool; use true or false, not '{value}'")
+        return value
+    if isinstance(old, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(old, int) and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(old, str):
+        return str(value)
+    if isinstance(old, list) and isinstance(value, list):
+        return value
+    if isinstance(old, dict) and isinstance(value, dict):
+        return value
+    if old is None:
+        return value
+    raise ConfigError(f"'{key}' expects a {type(old).__name__} like {old!r}, got {value!r}")
+
+
+def _sections(cfg: Cfg) -> str:
+    return ", ".join(f for f in cfg.fields() if isinstance(getattr(cfg, f), Cfg))

@@ -1,0 +1,5 @@
+"""RL algorithms."""
+
+from rl.alg.ppo import PPO
+
+__all__ = ["PPO"]

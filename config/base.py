@@ -1,0 +1,163 @@
+"""Base configuration shared by every robot.
+
+A config is a class whose nested classes are sections and whose class attributes
+are fields. Robots subclass `Base` and override sections by subclassing them,
+e.g. ``class rewards(Base.rewards): ...``. `config.load_config` turns the class
+into a plain `utils.yaml.Cfg` tree, which is what the rest of the code reads and
+what is written to ``experiments/<name>/model/cfg.yaml``.
+
+Every field carries a one-line comment with its unit.
+"""
+
+
+class Base:
+    class env:
+        num_envs = 1024  # number of robots simulated in parallel
+        episode_length_s = 20.0  # s, episode timeout
+        task = "locomotion"  # task registered in env/tasks (load_task_cls)
+        history_length = 1  # policy observation frames stacked (1 = no history)
+        send_timeouts = True  # bool, report timeouts separately so PPO bootstraps them
+
+    class runner:
+        num_steps_per_env = 24  # policy steps collected per env per iteration
+        max_iterations = 1500  # PPO iterations of a run
+        save_interval = 50  # iterations between copies in model/all/
+        seed = 1  # RNG seed for torch, numpy and the env
+        device = "cpu"  # torch device for the policy and the env tensors
+        log_interval = 1  # iterations between console lines
+
+    class algorithm:
+        value_loss_coef = 1.0  # weight of the value loss
+        use_clipped_value_loss = True  # bool, clip the value update like the policy
+        clip_param = 0.2  # PPO ratio clip epsilon
+        entropy_coef = 0.005  # weight of the entropy bonus
+        num_learning_epochs = 5  # passes over each rollout
+        num_mini_batches = 4  # minibatches per epoch
+        learning_rate = 1.0e-3  # Adam step size (start value if adaptive)
+        schedule = "adaptive"  # "adaptive" (follow desired_kl) or "fixed"
+        gamma = 0.99  # discount per policy step
+        lam = 0.95  # GAE lambda
+        desired_kl = 0.01  # target KL per update for the adaptive schedule
+        max_grad_norm = 1.0  # gradient-norm clip
+        min_lr = 1.0e-5  # lower bound of the adaptive learning rate
+        max_lr = 1.0e-2  # upper bound of the adaptive learning rate
+
+    class policy:
+        actor_hidden_dims = [512, 256, 128]  # units per hidden layer of the actor MLP
+        critic_hidden_dims = [512, 256, 128]  # units per hidden layer of the critic MLP
+        activation = "elu"  # elu, relu, tanh, leaky_relu, selu, gelu or silu
+        init_noise_std = 1.0  # initial action std, in action units
+        min_std = 0.01  # lower bound of the action std, in action units
+        max_std = 2.0  # upper bound of the action std, in action units
+        normalize_observations = True  # bool, empirical obs normalisation for actor and critic
+
+    class sim:
+        backend = "mujoco"  # physics backend registered in env/sim ("mujoco", "warp")
+        dt = 0.005  # s, physics step
+        nthread = 0  # CPU threads for the mujoco backend (0 = all available cores)
+        cone = "pyramidal"  # friction cone: "pyramidal" (fast) or "elliptic"
+        solver = "newton"  # constraint solver: "newton", "cg" or "pgs"
+        iterations = 1  # constraint solver iterations per step
+        ls_iterations = 5  # line-search iterations per solver iteration
+        gravity = [0.0, 0.0, -9.81]  # m/s^2
+
+    class control:
+        decimation = 4  # physics steps per policy step
+        action_scale = 0.25  # rad of joint target per unit action
+        clip_actions = 100.0  # raw actions are clipped to +-this before scaling
+        stiffness = {}  # N*m/rad, PD kp by joint-name substring (overrides the MJCF)
+        damping = {}  # N*m*s/rad, PD kd by joint-name substring (overrides the MJCF)
+
+    class asset:
+        file = ""  # MJCF path, relative to the project root
+        base_body = "base_link"  # body whose pose is the robot's base
+        foot_sensors = []  # touch-sensor names, one per foot, in the order used by rewards
+        termination_sensors = []  # touch sensors whose contact ends an episode
+        penalized_sensors = []  # touch sensors whose contact is penalised
+        contact_threshold = 1.0  # N, force above which a touch sensor counts as contact
+        terminate_tilt = 1.0  # rad, base tilt from upright that ends an episode
+        terminate_height = 0.0  # m, base height below which an episode ends (0 = off)
+
+    class init_state:
+        pos = [0.0, 0.0, 0.5]  # m, base spawn position
+        rot = [1.0, 0.0, 0.0, 0.0]  # base spawn quaternion (w, x, y, z)
+        lin_vel = [0.0, 0.0, 0.0]  # m/s, base spawn linear velocity (world frame)
+        ang_vel = [0.0, 0.0, 0.0]  # rad/s, base spawn angular velocity (world frame)
+        default_joint_angles = {}  # rad, default pose by joint name (the action origin)
+        joint_pos_noise = 0.1  # rad, uniform +- noise on the spawn joint positions
+        joint_vel_noise = 0.0  # rad/s, uniform +- noise on the spawn joint velocities
+        base_vel_noise = 0.2  # m/s (and rad/s), uniform +- noise on the spawn base velocity
+        yaw_noise = 3.14159  # rad, uniform +- random spawn heading
+
+    class commands:
+        resampling_time = 10.0  # s, time between command resamples
+        zero_threshold = 0.2  # m/s or rad/s, command norms below this are set to 0
+        lin_vel_x = [-1.0, 1.0]  # m/s, forward velocity command range
+        lin_vel_y = [-1.0, 1.0]  # m/s, lateral velocity command range
+        ang_vel_yaw = [-1.0, 1.0]  # rad/s, yaw-rate command range
+
+    class rewards:
+        tracking_sigma = 0.25  # (m/s)^2, width of the exp tracking kernels
+        base_height_target = 0.5  # m, base height the base_height term aims for
+        soft_dof_pos_limit = 0.9  # fraction of the joint range beyond which the limit term penalises
+        feet_air_time_target = 0.5  # s, swing duration rewarded by feet_air_time
+        only_positive_rewards = True  # bool, clip the summed reward of a step at 0
+
+        class scales:
+            tracking_lin_vel = 1.0  # per s, exp-kernel tracking of commanded vx, vy
+            tracking_ang_vel = 0.5  # per s, exp-kernel tracking of commanded yaw rate
+            lin_vel_z = -2.0  # per (m/s)^2 s, vertical base velocity
+            ang_vel_xy = -0.05  # per (rad/s)^2 s, roll and pitch rates
+            orientation = -1.0  # per s, squared horizontal part of projected gravity
+            base_height = 0.0  # per m^2 s, squared distance to base_height_target
+            torques = -1.0e-5  # per (N*m)^2 s, squared actuator torques
+            dof_vel = 0.0  # per (rad/s)^2 s, squared joint velocities
+            dof_acc = -2.5e-7  # per (rad/s^2)^2 s, squared joint accelerations
+            action_rate = -0.01  # per s, squared change of the action
+            collision = -1.0  # per contact s, contacts on penalized_sensors
+            termination = 0.0  # per termination, non-timeout episode end
+            dof_pos_limits = -10.0  # per rad s, joint positions beyond the soft limits
+            feet_air_time = 1.0  # per s of air time, swings longer than feet_air_time_target
+            stand_still = 0.0  # per rad s, joint offset from default at zero command
+            alive = 0.0  # per s, constant while the episode runs
+
+    class domain_rand:
+        randomize_friction = True  # bool, per-env ground friction on reset
+        friction_range = [0.5, 1.25]  # friction coefficient, uniform range
+        randomize_base_mass = False  # bool, per-env payload added to the base
+        added_mass_range = [-1.0, 1.0]  # kg, uniform range of the payload
+        push_robots = True  # bool, random base velocity kicks
+        push_interval_s = 15.0  # s, time between pushes
+        max_push_vel_xy = 1.0  # m/s, largest horizontal velocity kick
+
+    class noise:
+        add_noise = True  # bool, add uniform noise to the policy observation
+        noise_level = 1.0  # scales every noise term below
+
+        class noise_scales:
+            lin_vel = 0.1  # m/s
+            ang_vel = 0.2  # rad/s
+            gravity = 0.05  # unit vector components
+            dof_pos = 0.01  # rad
+            dof_vel = 1.5  # rad/s
+
+    class normalization:
+        clip_observations = 100.0  # observations are clipped to +-this after scaling
+
+        class obs_scales:
+            lin_vel = 2.0  # per m/s
+            ang_vel = 0.25  # per rad/s
+            dof_pos = 1.0  # per rad
+            dof_vel = 0.05  # per rad/s
+            height = 5.0  # per m
+
+    class terrain:
+        mesh_type = "plane"  # only "plane" today; heightfields come with rough-terrain tasks
+        static_friction = 1.0  # friction coefficient of the ground before randomisation
+        restitution = 0.0  # ground restitution before randomisation
+
+    class viewer:
+        ref_env = 0  # env index the camera follows
+        distance = 2.0  # m, camera distance from the tracked base
+        elevation = -20.0  # deg, camera elevation
+        azimuth = 135.0  # deg, camera azimuth

@@ -1,0 +1,77 @@
+"""Qmini: Unitree's small open-hardware biped (10 joints), velocity tracking on flat ground."""
+
+from config.base import Base
+
+
+class qmini(Base):
+    class env(Base.env):
+        episode_length_s = 10.0  # s, episode timeout
+        history_length = 3  # policy observation frames stacked, as in the reference setup
+
+    class sim(Base.sim):
+        dt = 0.005  # s, physics step; stands and steps as stably as 0.001 with implicitfast
+        iterations = 4  # Newton iterations; 1 is often enough, 4 keeps contacts crisp for a biped
+        ls_iterations = 6  # line-search iterations per solver iteration
+
+    class control(Base.control):
+        decimation = 3  # physics steps per policy step: 66.7 Hz like the reference (0.001 s x 15)
+        action_scale = 0.25  # rad of joint target per unit action
+        stiffness = {"hip_yaw": 55.0, "hip_roll": 105.0, "hip_pitch": 75.0, "knee": 45.0, "ankle": 30.0}  # N*m/rad
+        damping = {"hip_yaw": 1.5, "hip_roll": 3.0, "hip_pitch": 2.0, "knee": 1.5, "ankle": 1.0}  # N*m*s/rad
+
+    class asset(Base.asset):
+        file = "assets/qmini/qmini.xml"  # MJCF path, relative to the project root
+        base_body = "base_link"  # body whose pose is the robot's base
+        foot_sensors = ["foot_l_touch", "foot_r_touch"]  # touch sensors on the soles
+        termination_sensors = ["base_touch"]  # torso contact ends the episode
+        penalized_sensors = ["knee_l_touch", "knee_r_touch"]  # shank contact is penalised
+        terminate_tilt = 0.8  # rad, base tilt from upright that ends an episode
+        terminate_height = 0.25  # m, base height below which an episode ends
+
+    class init_state(Base.init_state):
+        pos = [0.0, 0.0, 0.45]  # m, base spawn position (sole ~0.434 m below base_link)
+        default_joint_angles = {  # rad, standing pose from the facts sheet
+            "hip_yaw_l": 0.4, "hip_roll_l": -0.1, "hip_pitch_l": -1.5, "knee_pitch_l": 1.0, "ankle_pitch_l": -1.3,
+            "hip_yaw_r": -0.4, "hip_roll_r": 0.1, "hip_pitch_r": 1.5, "knee_pitch_r": -1.0, "ankle_pitch_r": 1.3,
+        }
+        joint_pos_noise = 0.05  # rad, uniform +- noise on the spawn joint positions
+        base_vel_noise = 0.1  # m/s (and rad/s), uniform +- noise on the spawn base velocity
+
+    class commands(Base.commands):
+        zero_threshold = 0.15  # m/s or rad/s, commands below this are set to 0 (reference)
+        lin_vel_x = [-0.3, 0.7]  # m/s, forward velocity command range
+        lin_vel_y = [0.0, 0.0]  # m/s, lateral velocity command range (none for Qmini)
+        ang_vel_yaw = [-1.0, 1.0]  # rad/s, yaw-rate command range
+
+    class rewards(Base.rewards):
+        base_height_target = 0.42  # m, settled standing height of base_link
+        feet_air_time_target = 0.3  # s, swing duration rewarded by feet_air_time
+        tracking_sigma = 0.1  # (m/s)^2, tighter than a quadruped's: Qmini is slow
+
+        class scales(Base.rewards.scales):
+            tracking_lin_vel = 1.5  # per s
+            tracking_ang_vel = 0.75  # per s
+            orientation = -2.0  # per s
+            base_height = -10.0  # per m^2 s
+            collision = -1.0  # per contact s
+            termination = -5.0  # per termination
+            feet_air_time = 1.0  # per s of air time
+            alive = 0.5  # per s
+
+    class domain_rand(Base.domain_rand):
+        friction_range = [0.6, 1.2]  # friction coefficient, uniform range
+        push_interval_s = 8.0  # s, time between pushes
+        max_push_vel_xy = 0.3  # m/s, largest horizontal velocity kick
+
+    class runner(Base.runner):
+        num_steps_per_env = 24  # policy steps collected per env per iteration
+        max_iterations = 3000  # PPO iterations of a run
+
+    class algorithm(Base.algorithm):
+        gamma = 0.995  # discount per policy step (reference)
+        entropy_coef = 0.001  # weight of the entropy bonus
+
+    class policy(Base.policy):
+        actor_hidden_dims = [256, 128, 64]  # units per hidden layer of the actor MLP
+        critic_hidden_dims = [256, 128, 64]  # units per hidden layer of the critic MLP
+        init_noise_std = 0.8  # initial action std (reference)

@@ -1,0 +1,56 @@
+"""GymEnvWrapper: the batched env as the training loop sees it.
+
+gymnasium `Box` spaces describe one env's observation and action; `reset` and
+`step` work on all envs at once and exchange torch tensors. Finished envs are
+reset inside `step`, and the observation returned for them is the first of
+their new episode; ``info["time_outs"]`` tells which ended by the time limit so
+that PPO can bootstrap their value.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from env.legged_robot import LeggedRobotEnv
+from env.tasks import load_task_cls
+from env.tasks.base import Task
+from utils.yaml import Cfg
+
+
+class GymEnvWrapper:
+    def __init__(self, task: Task):
+        self.task = task
+        self.robot = task.env
+        self.cfg = task.cfg
+        self.num_envs = task.num_envs
+        self.num_obs = task.num_obs
+        self.num_critic_obs = task.num_critic_obs
+        self.num_actions = task.num_actions
+        self.device = task.device
+        self.max_episode_length = self.robot.max_episode_length
+        clip_obs = float(self.cfg.normalization.clip_observations)
+        clip_act = float(self.cfg.control.clip_actions)
+        self.observation_space = gym.spaces.Box(-clip_obs, clip_obs, (self.num_obs,), np.float32)
+        self.critic_observation_space = gym.spaces.Box(-clip_obs, clip_obs, (self.num_critic_obs,), np.float32)
+        self.action_space = gym.spaces.Box(-clip_act, clip_act, (self.num_actions,), np.float32)
+
+    def reset(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.task.reset()
+
+    def step(self, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, dict, torch.Tensor]:
+        if actions.shape != (self.num_envs, self.num_actions):
+            raise ValueError(f"actions must have shape ({self.num_envs}, {self.num_actions}), got {tuple(actions.shape)}")
+        return self.task.step(actions)
+
+    @property
+    def diverged_total(self) -> int:
+        return self.robot.sim.diverged_total
+
+
+def make_env(cfg: Cfg, device: str | torch.device = "cpu") -> GymEnvWrapper:
+    """config -> LeggedRobotEnv(backend) -> Task -> GymEnvWrapper."""
+    robot = LeggedRobotEnv(cfg, device)
+    task = load_task_cls(cfg.env.task)(robot, cfg)
+    return GymEnvWrapper(task)

@@ -1,0 +1,197 @@
+"""LeggedRobotEnv: the batched robot, independent of what it is asked to do.
+
+It owns the physics backend and turns it into robot state (base pose and
+velocities in the base frame, projected gravity, joint state, foot contacts and
+air time), maps actions to joint targets, keeps episode time, resets robots with
+randomised initial states and per-env physics parameters, and pushes them.
+Everything is a batched tensor op over all envs; tasks (env/tasks/) build
+observations, rewards and terminations on top of it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import torch
+
+from env.sim import load_backend
+from env.sim.mj_model import actuated_joint_names, load_mj_model
+from env.utils.math import quat_from_yaw, quat_mul, quat_rotate_inverse, sample_uniform
+from utils.yaml import Cfg
+
+
+class LeggedRobotEnv:
+    def __init__(self, cfg: Cfg, device: str | torch.device = "cpu"):
+        self.cfg = cfg
+        self.device = torch.device(device)
+        self.num_envs = int(cfg.env.num_envs)
+        self.model = load_mj_model(cfg)
+        self.sim = load_backend(cfg.sim.backend, self.model, self.num_envs, cfg.sim.nthread, self.device)
+        self.decimation = int(cfg.control.decimation)
+        self.dt = cfg.sim.dt * self.decimation  # s, one policy step
+        self.max_episode_length = int(math.ceil(cfg.env.episode_length_s / self.dt))
+
+        self._init_joints()
+        self._init_sensors()
+        self._init_buffers()
+        self._init_domain_randomisation()
+        self.reset_idx(torch.arange(self.num_envs, device=self.device))
+
+    # ---------------------------------------------------------------- set-up
+    def _init_joints(self) -> None:
+        m, cfg = self.model, self.cfg
+        self.dof_names = actuated_joint_names(m)
+        self.num_dof = len(self.dof_names)
+        missing = [n for n in self.dof_names if n not in cfg.init_state.default_joint_angles]
+        if missing:
+            raise ValueError(f"init_state.default_joint_angles lacks joints: {', '.join(missing)}")
+        self.default_dof_pos = torch.tensor(
+            [cfg.init_state.default_joint_angles[n] for n in self.dof_names], device=self.device
+        ).unsqueeze(0)
+        jnt_ids = [int(m.actuator_trnid[i, 0]) for i in range(self.num_dof)]
+        self.qpos_idx = torch.tensor([int(m.jnt_qposadr[j]) for j in jnt_ids])
+        self.qvel_idx = torch.tensor([int(m.jnt_dofadr[j]) for j in jnt_ids])
+        self.dof_pos_limits = torch.tensor(m.jnt_range[jnt_ids], dtype=torch.float32, device=self.device)
+        self.torque_limits = torch.tensor(m.actuator_forcerange[:, 1], dtype=torch.float32, device=self.device)
+        self.base_body_id = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, cfg.asset.base_body)
+        if self.base_body_id < 0:
+            raise ValueError(f"asset.base_body '{cfg.asset.base_body}' is not a body of {cfg.asset.file}")
+
+    def _init_sensors(self) -> None:
+        def columns(names: list[str]) -> torch.Tensor:
+            return torch.tensor([self.sim.sensor_slice(n).start for n in names], dtype=torch.long)
+
+        self.foot_cols = columns(self.cfg.asset.foot_sensors)
+        self.termination_cols = columns(self.cfg.asset.termination_sensors)
+        self.penalized_cols = columns(self.cfg.asset.penalized_sensors)
+        self.num_feet = len(self.foot_cols)
+
+    def _init_buffers(self) -> None:
+        n, d, dev = self.num_envs, self.num_dof, self.device
+        zeros = lambda *shape: torch.zeros(*shape, device=dev)  # noqa: E731
+        self.gravity_vec = torch.tensor([[0.0, 0.0, -1.0]], device=dev).repeat(n, 1)
+        self.actions = zeros(n, d)
+        self.last_actions = zeros(n, d)
+        self.joint_targets = zeros(n, d)
+        self.last_dof_vel = zeros(n, d)
+        self.feet_air_time = zeros(n, self.num_feet)
+        self.last_contacts = torch.zeros(n, self.num_feet, dtype=torch.bool, device=dev)
+        self.feet_first_contact = torch.zeros(n, self.num_feet, dtype=torch.bool, device=dev)
+        self.feet_air_time_at_contact = zeros(n, self.num_feet)
+        self.episode_length_buf = torch.zeros(n, dtype=torch.long, device=dev)
+        self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.common_step_counter = 0
+        self.push_interval = max(1, int(round(self.cfg.domain_rand.push_interval_s / self.dt)))
+
+    def _init_domain_randomisation(self) -> None:
+        """Per-env physics parameters, re-drawn on reset; also shown to the critic."""
+        dr = self.cfg.domain_rand
+        self.friction_coeffs = torch.full((self.num_envs, 1), float(self.cfg.terrain.static_friction), device=self.device)
+        self.added_mass = torch.zeros(self.num_envs, 1, device=self.device)
+        self._geom_friction = self.sim.expand("geom_friction") if dr.randomize_friction else None
+        if self._geom_friction is not None:
+            self._geom_friction[:, :, 0] = self.cfg.terrain.static_friction
+        self._body_mass = self.sim.expand("body_mass") if dr.randomize_base_mass else None
+        self._default_base_mass = float(self.model.body_mass[self.base_body_id])
+
+    # ------------------------------------------------------------- stepping
+    def physics_step(self, actions: torch.Tensor) -> torch.Tensor:
+        """Apply actions as joint targets, run `decimation` physics steps, refresh state.
+
+        Returns the ids of envs whose simulation diverged; they must be reset.
+        """
+        clip = self.cfg.control.clip_actions
+        self.last_actions.copy_(self.actions)
+        self.last_dof_vel.copy_(self.dof_vel)
+        self.actions.copy_(torch.clamp(actions.to(self.device), -clip, clip))
+        targets = self.default_dof_pos + self.cfg.control.action_scale * self.actions
+        self.joint_targets = torch.clamp(targets, self.dof_pos_limits[:, 0], self.dof_pos_limits[:, 1])
+        self.sim.ctrl.copy_(self.joint_targets)
+        diverged = self.sim.step(self.decimation).to(self.device)
+        self.episode_length_buf += 1
+        self.common_step_counter += 1
+        self.refresh_state()
+        self._update_feet_air_time()
+        if self.cfg.domain_rand.push_robots and self.common_step_counter % self.push_interval == 0:
+            self.push_robots()
+        self.time_outs = self.episode_length_buf >= self.max_episode_length
+        return diverged
+
+    def refresh_state(self) -> None:
+        """Read the backend's live state into float32 tensors on the env's device."""
+        qpos = self.sim.qpos.to(self.device, torch.float32)
+        qvel = self.sim.qvel.to(self.device, torch.float32)
+        self.base_pos = qpos[:, 0:3]
+        self.base_quat = qpos[:, 3:7]
+        self.base_lin_vel = quat_rotate_inverse(self.base_quat, qvel[:, 0:3])
+        self.base_ang_vel = qvel[:, 3:6]
+        self.projected_gravity = quat_rotate_inverse(self.base_quat, self.gravity_vec)
+        self.dof_pos = qpos[:, self.qpos_idx]
+        self.dof_vel = qvel[:, self.qvel_idx]
+        sensors = self.sim.sensordata.to(self.device, torch.float32)
+        self.foot_forces = sensors[:, self.foot_cols]
+        self.termination_forces = sensors[:, self.termination_cols]
+        self.penalized_forces = sensors[:, self.penalized_cols]
+        self.torques = self.sim.actuator_force.to(self.device, torch.float32)
+        self.base_height = self.base_pos[:, 2]  # flat ground; terrain heights come with rough terrain
+
+    def _update_feet_air_time(self) -> None:
+        contact = self.foot_forces > self.cfg.asset.contact_threshold
+        contact_filt = contact | self.last_contacts  # one-step filter against contact flicker
+        self.last_contacts = contact
+        self.feet_first_contact = (self.feet_air_time > 0) & contact_filt
+        self.feet_air_time += self.dt
+        self.feet_air_time_at_contact = self.feet_air_time * self.feet_first_contact
+        self.feet_air_time *= ~contact_filt
+
+    def push_robots(self) -> None:
+        """Kick every base with a random horizontal velocity (world frame)."""
+        vmax = self.cfg.domain_rand.max_push_vel_xy
+        kick = sample_uniform(-vmax, vmax, (self.num_envs, 2), self.device)
+        self.sim.qvel[:, 0:2] = kick.to(self.sim.qvel.device, self.sim.qvel.dtype)
+
+    # ---------------------------------------------------------------- resets
+    def reset_idx(self, env_ids: torch.Tensor) -> None:
+        """Start new episodes for env_ids: randomised pose and velocity, re-drawn physics parameters."""
+        if len(env_ids) == 0:
+            return
+        init, n = self.cfg.init_state, len(env_ids)
+        dev = self.device
+        self._randomise_physics(env_ids)
+
+        qpos = torch.zeros(n, self.model.nq, device=dev)
+        qvel = torch.zeros(n, self.model.nv, device=dev)
+        qpos[:, 0:3] = torch.tensor(init.pos, device=dev)
+        yaw = sample_uniform(-init.yaw_noise, init.yaw_noise, (n,), dev)
+        qpos[:, 3:7] = quat_mul(quat_from_yaw(yaw), torch.tensor([init.rot], device=dev).expand(n, 4))
+        joint_pos = self.default_dof_pos + sample_uniform(-init.joint_pos_noise, init.joint_pos_noise, (n, self.num_dof), dev)
+        joint_pos = torch.clamp(joint_pos, self.dof_pos_limits[:, 0], self.dof_pos_limits[:, 1])
+        qpos[:, self.qpos_idx] = joint_pos
+        qvel[:, 0:3] = torch.tensor(init.lin_vel, device=dev) + sample_uniform(-init.base_vel_noise, init.base_vel_noise, (n, 3), dev)
+        qvel[:, 3:6] = torch.tensor(init.ang_vel, device=dev) + sample_uniform(-init.base_vel_noise, init.base_vel_noise, (n, 3), dev)
+        qvel[:, self.qvel_idx] = sample_uniform(-init.joint_vel_noise, init.joint_vel_noise, (n, self.num_dof), dev)
+        self.sim.reset(env_ids.cpu(), qpos.cpu(), qvel.cpu(), joint_pos.cpu())
+
+        self.actions[env_ids] = 0.0
+        self.last_actions[env_ids] = 0.0
+        self.last_dof_vel[env_ids] = 0.0
+        self.feet_air_time[env_ids] = 0.0
+        self.last_contacts[env_ids] = False
+        self.episode_length_buf[env_ids] = 0
+        self.time_outs[env_ids] = False
+        self.refresh_state()
+
+    def _randomise_physics(self, env_ids: torch.Tensor) -> None:
+        dr, n = self.cfg.domain_rand, len(env_ids)
+        if self._geom_friction is not None:
+            mu = sample_uniform(*dr.friction_range, (n, 1), self.device)
+            self.friction_coeffs[env_ids] = mu
+            # All geoms of the env get the same coefficient, so the contact's
+            # (max-combined) friction is exactly mu.
+            self._geom_friction[env_ids.cpu(), :, 0] = mu.cpu().to(self._geom_friction.dtype)
+        if self._body_mass is not None:
+            extra = sample_uniform(*dr.added_mass_range, (n, 1), self.device)
+            self.added_mass[env_ids] = extra
+            self._body_mass[env_ids.cpu(), self.base_body_id] = (self._default_base_mass + extra[:, 0]).cpu().to(self._body_mass.dtype)
+            self.sim.commit_model_changes(env_ids.cpu())

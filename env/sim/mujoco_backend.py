@@ -1,0 +1,114 @@
+"""CPU physics on `mujoco.batch.Batch`: a C++ thread pool over N simulations.
+
+Python touches the batch once per policy step: the PD loop runs inside MuJoCo
+(position actuators), `Batch.step(nstep=decimation)` runs all substeps of all
+envs in C++ without the GIL, and the state is read through live numpy views
+wrapped as torch tensors (no copies).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import mujoco
+import mujoco.batch
+import numpy as np
+import torch
+
+from env.sim.base import PhysicsBackend
+
+
+
+def available_cores() -> int:
+    """Cores this process may run on (respects affinity masks and cgroup-limited CI boxes)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class MujocoBackend(PhysicsBackend):
+    def __init__(self, model: mujoco.MjModel, num_envs: int, nthread: int = 0, device: str | torch.device = "cpu"):
+        self.device = torch.device(device)
+        if self.device.type != "cpu":
+            raise ValueError(f"the mujoco backend runs on the CPU; got device '{device}' (use --backend warp on a GPU)")
+        self.model = model
+        self.num_envs = num_envs
+        self.num_dof = model.nu
+        self.dt = float(model.opt.timestep)
+        self.batch = mujoco.batch.Batch(model, num_envs, nthread or available_cores())
+        self.nthread = self.batch.nthread
+        self._home_key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "home")
+
+        b = self.batch
+        self.qpos = torch.from_numpy(b.bind("qpos"))
+        self.qvel = torch.from_numpy(b.bind("qvel"))
+        self.ctrl = torch.from_numpy(b.bind("ctrl"))
+        # Outputs are read-only arrays that every call refreshes in place; torch
+        # warns when wrapping a non-writable array, but we only ever read them.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            self.sensordata = torch.from_numpy(b.bind("sensordata"))
+            self.actuator_force = torch.from_numpy(b.bind("actuator_force"))
+        self._time = b.bind("time")
+        self._diverged_total = 0
+        self.batch.reset()
+
+    def step(self, nstep: int) -> torch.Tensor:
+        failed = np.zeros(0, dtype=np.int64)
+        expected_time = self._time + nstep * self.dt
+        try:
+            self.batch.step(nstep=nstep)
+        except mujoco.batch.SimulationError as err:  # MuJoCo raised in some sims; the rest ran
+            failed = np.asarray(err.ids, dtype=np.int64)
+        diverged = self._diverged_ids(failed, expected_time)
+        self._diverged_total += len(diverged)
+        return torch.from_numpy(diverged)
+
+    def _diverged_ids(self, failed: np.ndarray, expected_time: np.ndarray) -> np.ndarray:
+        """Sims that blew up during the last step.
+
+        MuJoCo resets a sim whose state turns NaN/inf or huge (a BADQPOS/QVEL/QACC
+        warning) to the model defaults, restarting its clock, so a clock behind
+        the expected time marks it; qpos0 is no valid episode start, so the env
+        resets it properly. Non-finite states and sims MuJoCo raised in count too.
+        """
+        restarted = self._time < expected_time - 0.5 * self.dt
+        q, v = self.qpos.numpy(), self.qvel.numpy()
+        nonfinite = ~(np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1))
+        bad = restarted | nonfinite
+        bad[failed] = True
+        return np.flatnonzero(bad)
+
+    def reset(self, env_ids: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor, ctrl: torch.Tensor) -> None:
+        if len(env_ids) == 0:
+            return
+        ids = env_ids.cpu().numpy().astype(np.int64)
+        # A keyframe reset clears time, warm-starts and actuator state; then the
+        # new state is written and derived fields (sensors) recomputed.
+        self.batch.reset(ids, keyframe=self._home_key, stage=mujoco.mjtStage.mjSTAGE_NONE)
+        self.qpos[env_ids] = qpos.to(self.qpos.dtype)
+        self.qvel[env_ids] = qvel.to(self.qvel.dtype)
+        self.ctrl[env_ids] = ctrl.to(self.ctrl.dtype)
+        self.batch.forward(ids)
+
+    def sensor_slice(self, name: str) -> slice:
+        sid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)
+        if sid < 0:
+            names = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_SENSOR, i) for i in range(self.model.nsensor)]
+            raise ValueError(f"sensor '{name}' not in the model; sensors: {', '.join(map(str, names))}")
+        adr = int(self.model.sensor_adr[sid])
+        return slice(adr, adr + int(self.model.sensor_dim[sid]))
+
+    def expand(self, field: str) -> torch.Tensor:
+        return torch.from_numpy(self.batch.expand(field))
+
+    def commit_model_changes(self, env_ids: torch.Tensor | None = None) -> None:
+        ids = None if env_ids is None else env_ids.cpu().numpy().astype(np.int64)
+        self.batch.set_const(ids)
+
+    @property
+    def diverged_total(self) -> int:
+        return self._diverged_total
+

@@ -1,0 +1,114 @@
+"""Velocity-tracking locomotion: follow commanded (vx, vy, yaw rate) on flat ground."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from env.legged_robot import LeggedRobotEnv
+from env.tasks import register_task
+from env.tasks.base import Task
+from env.tasks.rewards import REWARDS
+from env.utils.math import sample_uniform
+from utils.yaml import Cfg
+
+# Policy observation frame, in order: name -> size given the number of joints.
+# play/export read this layout to describe the observation to a robot program.
+def policy_obs_layout(num_dof: int) -> list[tuple[str, int]]:
+    return [("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
+            ("dof_pos", num_dof), ("dof_vel", num_dof), ("actions", num_dof)]
+
+
+@register_task("locomotion")
+class LocomotionTask(Task):
+    def __init__(self, env: LeggedRobotEnv, cfg: Cfg):
+        super().__init__(env, cfg)
+        n, dev = self.num_envs, self.device
+        self.commands = torch.zeros(n, 3, device=dev)
+        self.resample_steps = max(1, int(round(cfg.commands.resampling_time / env.dt)))
+        self.history_length = int(cfg.env.history_length)
+        self.obs_layout = policy_obs_layout(env.num_dof)
+        self.frame_size = sum(size for _, size in self.obs_layout)
+        self.num_obs = self.frame_size * self.history_length
+        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + 2
+        self.obs_history = torch.zeros(n, self.history_length, self.frame_size, device=dev)
+        scales = cfg.normalization.obs_scales
+        self.command_scale = torch.tensor([scales.lin_vel, scales.lin_vel, scales.ang_vel], device=dev)
+        self.noise_vec = self._noise_vector()
+        self.robot_weight = float(env.model.body_mass.sum()) * 9.81  # N, to scale contact forces
+
+    def available_rewards(self):
+        return REWARDS
+
+    # ---------------------------------------------------------------- commands
+    def resample_commands(self, env_ids: torch.Tensor) -> None:
+        c, n = self.cfg.commands, len(env_ids)
+        if n == 0:
+            return
+        self.commands[env_ids, 0] = sample_uniform(*c.lin_vel_x, (n,), self.device)
+        self.commands[env_ids, 1] = sample_uniform(*c.lin_vel_y, (n,), self.device)
+        self.commands[env_ids, 2] = sample_uniform(*c.ang_vel_yaw, (n,), self.device)
+        # Small commands become exact zeros so that standing still is practised.
+        small_lin = torch.norm(self.commands[env_ids, :2], dim=1) < c.zero_threshold
+        self.commands[env_ids[small_lin], :2] = 0.0
+        small_yaw = torch.abs(self.commands[env_ids, 2]) < c.zero_threshold
+        self.commands[env_ids[small_yaw], 2] = 0.0
+
+    def pre_physics_step(self) -> None:
+        due = (self.env.episode_length_buf % self.resample_steps == 0) & (self.env.episode_length_buf > 0)
+        self.resample_commands(due.nonzero(as_tuple=False).flatten())
+
+    def reset_idx(self, env_ids: torch.Tensor) -> None:
+        self.resample_commands(env_ids)
+        frame = self._policy_frame()[env_ids]
+        self.obs_history[env_ids] = frame.unsqueeze(1)  # a new episode's history is its first frame repeated
+
+    # ------------------------------------------------------------ observations
+    def _policy_frame(self) -> torch.Tensor:
+        env, s = self.env, self.cfg.normalization.obs_scales
+        return torch.cat([
+            env.base_ang_vel * s.ang_vel,
+            env.projected_gravity,
+            self.commands * self.command_scale,
+            (env.dof_pos - env.default_dof_pos) * s.dof_pos,
+            env.dof_vel * s.dof_vel,
+            env.actions,
+        ], dim=1)
+
+    def _noise_vector(self) -> torch.Tensor:
+        noise, s = self.cfg.noise, self.cfg.normalization.obs_scales
+        ns = noise.noise_scales
+        per_term = {"base_ang_vel": ns.ang_vel * s.ang_vel, "projected_gravity": ns.gravity, "commands": 0.0,
+                    "dof_pos": ns.dof_pos * s.dof_pos, "dof_vel": ns.dof_vel * s.dof_vel, "actions": 0.0}
+        vec = torch.cat([torch.full((size,), per_term[name]) for name, size in self.obs_layout])
+        return (vec * noise.noise_level if noise.add_noise else torch.zeros_like(vec)).to(self.device)
+
+    def compute_observations(self) -> tuple[torch.Tensor, torch.Tensor]:
+        env, s = self.env, self.cfg.normalization.obs_scales
+        clip = self.cfg.normalization.clip_observations
+        frame = self._policy_frame()
+        noisy = frame + (2 * torch.rand_like(frame) - 1) * self.noise_vec
+        self.obs_history = torch.cat([self.obs_history[:, 1:], noisy.unsqueeze(1)], dim=1)
+        obs = self.obs_history.flatten(1)
+        critic_obs = torch.cat([
+            frame,
+            env.base_lin_vel * s.lin_vel,
+            env.base_height.unsqueeze(1) * s.height,
+            env.foot_forces / self.robot_weight,
+            env.friction_coeffs,
+            env.added_mass,
+        ], dim=1)
+        return torch.clamp(obs, -clip, clip), torch.clamp(critic_obs, -clip, clip)
+
+    # ------------------------------------------------------------ terminations
+    def check_termination(self) -> torch.Tensor:
+        env, a = self.env, self.cfg.asset
+        contact = torch.any(env.termination_forces > a.contact_threshold, dim=1)
+        tilted = env.projected_gravity[:, 2] > -math.cos(a.terminate_tilt)
+        low = env.base_height < a.terminate_height
+        return contact | tilted | low
+
+    def task_reward(self) -> torch.Tensor:
+        """Mean of the linear and yaw-rate tracking kernels: 1 per step at perfect tracking."""
+        return 0.5 * (REWARDS["tracking_lin_vel"](self) + REWARDS["tracking_ang_vel"](self))

@@ -1,0 +1,97 @@
+"""Reward terms for velocity-tracking locomotion.
+
+Each term is a small function of the task returning an (N,) tensor; the config's
+``rewards.scales.<name>`` weights it (per second; 0 drops it). Add a term by
+writing a function here and naming it in a config.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def tracking_lin_vel(task) -> torch.Tensor:
+    """exp(-|v_xy,cmd - v_xy|^2 / sigma): 1 at perfect tracking."""
+    err = torch.sum(torch.square(task.commands[:, :2] - task.env.base_lin_vel[:, :2]), dim=1)
+    return torch.exp(-err / task.cfg.rewards.tracking_sigma)
+
+
+def tracking_ang_vel(task) -> torch.Tensor:
+    err = torch.square(task.commands[:, 2] - task.env.base_ang_vel[:, 2])
+    return torch.exp(-err / task.cfg.rewards.tracking_sigma)
+
+
+def lin_vel_z(task) -> torch.Tensor:
+    return torch.square(task.env.base_lin_vel[:, 2])
+
+
+def ang_vel_xy(task) -> torch.Tensor:
+    return torch.sum(torch.square(task.env.base_ang_vel[:, :2]), dim=1)
+
+
+def orientation(task) -> torch.Tensor:
+    return torch.sum(torch.square(task.env.projected_gravity[:, :2]), dim=1)
+
+
+def base_height(task) -> torch.Tensor:
+    return torch.square(task.env.base_height - task.cfg.rewards.base_height_target)
+
+
+def torques(task) -> torch.Tensor:
+    return torch.sum(torch.square(task.env.torques), dim=1)
+
+
+def dof_vel(task) -> torch.Tensor:
+    return torch.sum(torch.square(task.env.dof_vel), dim=1)
+
+
+def dof_acc(task) -> torch.Tensor:
+    env = task.env
+    return torch.sum(torch.square((env.last_dof_vel - env.dof_vel) / env.dt), dim=1)
+
+
+def action_rate(task) -> torch.Tensor:
+    return torch.sum(torch.square(task.env.last_actions - task.env.actions), dim=1)
+
+
+def collision(task) -> torch.Tensor:
+    env = task.env
+    return torch.sum((env.penalized_forces > env.cfg.asset.contact_threshold).float(), dim=1)
+
+
+def termination(task) -> torch.Tensor:
+    return task.terminated.float()
+
+
+def dof_pos_limits(task) -> torch.Tensor:
+    """rad beyond the soft limits (a fraction soft_dof_pos_limit of each range, centred)."""
+    env = task.env
+    low, high = env.dof_pos_limits[:, 0], env.dof_pos_limits[:, 1]
+    mid, half = (low + high) / 2, (high - low) / 2 * task.cfg.rewards.soft_dof_pos_limit
+    below = (mid - half - env.dof_pos).clamp(min=0.0)
+    above = (env.dof_pos - (mid + half)).clamp(min=0.0)
+    return torch.sum(below + above, dim=1)
+
+
+def feet_air_time(task) -> torch.Tensor:
+    """At touchdown, air time minus the target, summed over feet; only while commanded to move."""
+    env = task.env
+    target = task.cfg.rewards.feet_air_time_target
+    rew = torch.sum((env.feet_air_time_at_contact - target) * env.feet_first_contact, dim=1)
+    return rew * (torch.norm(task.commands[:, :2], dim=1) > 0.1)
+
+
+def stand_still(task) -> torch.Tensor:
+    env = task.env
+    offset = torch.sum(torch.abs(env.dof_pos - env.default_dof_pos), dim=1)
+    return offset * (torch.norm(task.commands, dim=1) < 0.1)
+
+
+def alive(task) -> torch.Tensor:
+    return torch.ones(task.num_envs, device=task.device)
+
+
+REWARDS = {fn.__name__: fn for fn in [
+    tracking_lin_vel, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height, torques, dof_vel,
+    dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, stand_still, alive,
+]}

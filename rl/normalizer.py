@@ -1,0 +1,79 @@
+"""Empirical observation normaliser (running mean and variance).
+
+Statistics are merged batch by batch with Chan et al.'s parallel form of
+Welford's algorithm, so a rollout step of N envs is one update of a few tensor
+ops. The variance is the population (biased) variance, as in rsl_rl.
+
+`forward` is pure tensor arithmetic on buffers, so the module scripts, traces
+and exports to ONNX as is; updating is a separate method called by the runner
+during rollouts (and a no-op in eval mode).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+from torch import nn
+
+
+class EmpiricalNormalizer(nn.Module):
+    """``clamp((x - mean) / (std + eps), -clip, clip)`` with running statistics.
+
+    Args:
+        shape: feature shape of one sample (e.g. ``num_obs``).
+        eps: added to the std (not the variance), as in rsl_rl, so a constant
+            feature (std 0) is scaled by 1/eps instead of blowing up.
+        clip: bound of the normalised values; ``None`` for no clipping.
+        until: stop updating once this many samples have been seen (None: never stop).
+    """
+
+    def __init__(self, shape: int | Sequence[int], eps: float = 1e-2, clip: float | None = 5.0,
+                 until: int | None = None) -> None:
+        super().__init__()
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        self.eps = float(eps)
+        self.clip = float("inf") if clip is None else float(clip)
+        self.until = until
+        self.register_buffer("mean", torch.zeros(shape))
+        self.register_buffer("var", torch.ones(shape))
+        self.register_buffer("count", torch.zeros((), dtype=torch.long))
+
+    @property
+    def init_args(self) -> dict:
+        """Constructor arguments besides the shape, for rebuilding from a checkpoint."""
+        return {"eps": self.eps, "clip": None if self.clip == float("inf") else self.clip, "until": self.until}
+
+    @property
+    def std(self) -> torch.Tensor:
+        return self.var.sqrt()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = (x - self.mean) / (self.var.sqrt() + self.eps)
+        return torch.clamp(y, -self.clip, self.clip)
+
+    def inverse(self, y: torch.Tensor) -> torch.Tensor:
+        return y * (self.var.sqrt() + self.eps) + self.mean
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor) -> None:
+        """Merge a batch (..., *shape) into the statistics; ignored in eval mode."""
+        if not self.training:
+            return
+        if self.until is not None and int(self.count) >= self.until:
+            return
+        x = x.reshape(-1, *self.mean.shape).to(self.mean.dtype)
+        n = x.shape[0]
+        if n == 0:
+            return
+        batch_mean = x.mean(dim=0)
+        batch_var = x.var(dim=0, unbiased=False)
+        total = self.count + n
+        w = n / total.to(self.mean.dtype)  # weight of the new batch
+        delta = batch_mean - self.mean
+        # Chan et al.: M2 = M2_a + M2_b + delta^2 * n_a * n_b / n, divided by n.
+        new_var = self.var * (1.0 - w) + batch_var * w + delta.square() * w * (1.0 - w)
+        # In-place updates keep the buffers ordinary tensors under torch.inference_mode.
+        self.mean.add_(delta * w)
+        self.var.copy_(new_var)
+        self.count.copy_(total)

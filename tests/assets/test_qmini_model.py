@@ -1,0 +1,174 @@
+"""Sanity tests for our Qmini MJCF (assets/qmini/qmini.xml)."""
+
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+QMINI_XML = REPO_ROOT / "assets" / "qmini" / "qmini.xml"
+
+TOTAL_MASS = 11.145
+JOINT_NAMES = [
+    "hip_yaw_l", "hip_roll_l", "hip_pitch_l", "knee_pitch_l", "ankle_pitch_l",
+    "hip_yaw_r", "hip_roll_r", "hip_pitch_r", "knee_pitch_r", "ankle_pitch_r",
+]
+# Limits from shared/robots/qmini.md, dof order 0..9.
+JOINT_RANGES = [
+    (-0.1, 0.7), (-0.3, 0.6), (-2.1, 0.0), (0.0, 2.1), (-2.5, 0.0),
+    (-0.7, 0.1), (-0.6, 0.3), (0.0, 2.1), (-2.1, 0.0), (0.0, 2.5),
+]
+EFFORTS = [20, 60, 20, 20, 20] * 2
+STIFFNESS = [55, 105, 75, 45, 30] * 2
+DEFAULT_POSE = np.array([0.4, -0.1, -1.5, 1.0, -1.3, -0.4, 0.1, 1.5, -1.0, 1.3])
+FOOT_SENSORS = ("foot_l_touch", "foot_r_touch")
+
+
+def load_model() -> mujoco.MjModel:
+    assert QMINI_XML.is_file(), QMINI_XML
+    return mujoco.MjModel.from_xml_path(str(QMINI_XML))
+
+
+@pytest.fixture(scope="module")
+def model() -> mujoco.MjModel:
+    return load_model()
+
+
+def sensor(model, data, name) -> float:
+    return float(data.sensor(name).data[0])
+
+
+def projected_gravity(data) -> np.ndarray:
+    rot = data.xmat[1].reshape(3, 3)  # body 1 = base_link
+    return rot.T @ np.array([0.0, 0.0, -1.0])
+
+
+def test_total_mass(model):
+    assert model.body_mass.sum() == pytest.approx(TOTAL_MASS, rel=0.01)
+
+
+def test_every_body_has_explicit_inertia(model):
+    # geoms must not add mass: each link's mass equals the sheet's value
+    expected = {"base_link": 4.7754, "hip_yaw_l": 0.73407, "hip_roll_l": 0.072409,
+                "hip_pitch_l": 1.4071, "knee_pitch_l": 0.76749, "ankle_pitch_l": 0.2038}
+    for name, mass in expected.items():
+        assert model.body(name).mass[0] == pytest.approx(mass, rel=1e-6)
+        if name != "base_link":
+            right = name[:-2] + "_r"
+            assert model.body(right).mass[0] == pytest.approx(mass, rel=1e-6)
+
+
+def test_dof_and_actuator_order(model):
+    assert model.njnt == 11 and model.nq == 17 and model.nv == 16 and model.nu == 10
+    assert model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    for i, name in enumerate(JOINT_NAMES):
+        jid = i + 1
+        assert model.joint(jid).name == name
+        assert model.jnt_type[jid] == mujoco.mjtJoint.mjJNT_HINGE
+        assert model.jnt_qposadr[jid] == 7 + i and model.jnt_dofadr[jid] == 6 + i
+        assert model.jnt_limited[jid]
+        np.testing.assert_allclose(model.jnt_range[jid], JOINT_RANGES[i], atol=1e-9)
+        body = model.body(model.jnt_bodyid[jid])
+        assert body.name == name
+
+        act = model.actuator(i)
+        assert act.name == name
+        assert model.actuator_trnid[i, 0] == jid
+        np.testing.assert_allclose(model.actuator_forcerange[i], (-EFFORTS[i], EFFORTS[i]))
+        assert model.actuator_forcelimited[i]
+        np.testing.assert_allclose(model.actuator_ctrlrange[i], JOINT_RANGES[i], atol=1e-9)
+        assert model.actuator_gainprm[i, 0] == pytest.approx(STIFFNESS[i])
+        assert model.actuator_biasprm[i, 1] == pytest.approx(-STIFFNESS[i])
+        assert model.actuator_biasprm[i, 2] < 0.0  # some velocity damping (kv)
+
+
+def test_home_keyframe_and_foot_geometry(model):
+    key = model.key("home")
+    np.testing.assert_allclose(key.qpos[:7], [0, 0, 0.45, 1, 0, 0, 0])
+    np.testing.assert_allclose(key.qpos[7:], DEFAULT_POSE)
+    np.testing.assert_allclose(key.ctrl, DEFAULT_POSE)
+
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, key.id)
+    mujoco.mj_forward(model, data)
+    base_z = data.qpos[2]
+    soles = []
+    for name in ("foot_l", "foot_r"):
+        g = model.geom(name).id
+        rot = data.geom_xmat[g].reshape(3, 3)
+        # sole horizontal in the default pose
+        assert abs(rot[2, 2]) > 0.9999
+        sole_z = data.geom_xpos[g][2] - model.geom_size[g][2]
+        assert base_z - sole_z == pytest.approx(0.434, abs=0.005)
+        soles.append(data.geom_xpos[g])
+    # feet are apart (left foot on +y), no overlap of the 6 cm wide soles
+    assert soles[0][1] - soles[1][1] > 0.06 + 0.02
+    assert data.ncon == 0  # spawned just above the floor, no self-contacts
+
+
+def test_only_selected_geoms_collide(model):
+    colliding = {model.geom(i).name for i in range(model.ngeom)
+                 if model.geom_contype[i] or model.geom_conaffinity[i]}
+    assert colliding == {"floor", "foot_l", "foot_r", "shank_l", "shank_r", "base_collision"}
+    for name in colliding - {"floor"}:
+        g = model.geom(name).id
+        assert model.geom_contype[g] == 0  # no self-collision
+        assert model.geom_conaffinity[g] == 1
+
+
+@pytest.mark.parametrize("dt", [0.005, 0.002])
+def test_stands_in_default_pose(model, dt):
+    model.opt.timestep = dt
+    try:
+        data = mujoco.MjData(model)
+        mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
+        lo, hi = model.jnt_range[1:].T
+        n_steps = int(round(5.0 / dt))
+        n_settle = int(round(0.5 / dt))
+        heights = np.empty(n_steps)
+        for k in range(n_steps):
+            data.ctrl[:] = DEFAULT_POSE
+            mujoco.mj_step(model, data)
+            heights[k] = data.qpos[2]
+            q = data.qpos[7:]
+            assert np.all(q >= lo - 1e-3) and np.all(q <= hi + 1e-3), (k, q)
+            assert projected_gravity(data)[2] < -0.95, k
+        assert np.all(np.isfinite(data.qpos))
+        settled = heights[n_settle - 1]
+        assert 0.40 < settled < 0.45
+        assert np.abs(heights[n_settle:] - settled).max() < 0.03
+        assert np.abs(data.qvel).max() < 1e-2  # at rest at the end
+
+        weight = model.body_mass.sum() * -model.opt.gravity[2]
+        feet = [sensor(model, data, n) for n in FOOT_SENSORS]
+        assert all(f > 0 for f in feet), feet
+        assert sum(feet) == pytest.approx(weight, rel=0.10)
+        for name in ("base_touch", "knee_l_touch", "knee_r_touch"):
+            assert sensor(model, data, name) == 0.0
+    finally:
+        model.opt.timestep = 0.005
+
+
+def test_torso_touch_when_upside_down(model):
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
+    data.qpos[2] = 0.3
+    data.qpos[3:7] = [0.0, 1.0, 0.0, 0.0]  # rotated 180 deg about x: torso down
+    for _ in range(300):  # 1.5 s at dt 0.005
+        data.ctrl[:] = DEFAULT_POSE
+        mujoco.mj_step(model, data)
+    weight = model.body_mass.sum() * -model.opt.gravity[2]
+    base = sensor(model, data, "base_touch")
+    assert base > 0.5 * weight
+    assert projected_gravity(data)[2] > 0.9  # really upside down
+
+
+def test_imu_sensors_present(model):
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
+    mujoco.mj_forward(model, data)
+    np.testing.assert_allclose(data.sensor("imu_quat").data, [1, 0, 0, 0], atol=1e-9)
+    assert data.sensor("imu_gyro").data.shape == (3,)
+    assert data.sensor("imu_linvel").data.shape == (3,)
+    np.testing.assert_allclose(data.site("imu").xpos, [0.033, 0, 0.45 + 0.015], atol=1e-9)
