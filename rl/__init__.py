@@ -1,0 +1,11 @@
+"""PPO training: algorithm (rl.alg), rollout storage, observation normaliser, runner."""
+
+from rl.alg.ppo import PPO
+from rl.inference import InferencePolicy, load_inference_policy
+from rl.normalizer import EmpiricalNormalizer
+from rl.runner import OnPolicyRunner, cfg_hash
+from rl.seed import set_seed
+from rl.storage import RolloutStorage
+
+__all__ = ["PPO", "EmpiricalNormalizer", "InferencePolicy", "OnPolicyRunner", "RolloutStorage", "cfg_hash",
+           "load_inference_policy", "set_seed"]

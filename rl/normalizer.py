@@ -28,6 +28,8 @@ class EmpiricalNormalizer(nn.Module):
         until: stop updating once this many samples have been seen (None: never stop).
     """
 
+    __jit_unused_properties__ = ["init_args", "std"]  # keep torch.jit.script to forward's tensor ops
+
     def __init__(self, shape: int | Sequence[int], eps: float = 1e-2, clip: float | None = 5.0,
                  until: int | None = None) -> None:
         super().__init__()

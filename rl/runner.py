@@ -218,7 +218,7 @@ class OnPolicyRunner:
         self.total_env_steps += steps
         self.diverged_total += diverged
         metrics: dict[str, float] = dict(losses)
-        metrics["action_std"] = float(self.alg.actor.action_std.mean())
+        metrics["action_std"] = float(self.alg.actor.action_std.detach().mean())
         metrics.update(self.episode_stats.means())
         metrics.update({f"Episode/{k}": v for k, v in self.episode_stats.pop_terms().items()})
         metrics.update(fps=steps / max(t2 - t0, 1e-9), collection_time=t1 - t0, learning_time=t2 - t1,

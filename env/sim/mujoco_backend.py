@@ -19,6 +19,11 @@ import torch
 from env.sim.base import PhysicsBackend
 
 
+# s, the clock of a freshly reset sim. Nothing in our models depends on time, and
+# a clock far from 0 makes MuJoCo's own reset of a blown-up sim (clock back to 0)
+# visible even when it happens in the first substep of an episode.
+_CLOCK_START = 1000.0
+
 
 def available_cores() -> int:
     """Cores this process may run on (respects affinity masks and cgroup-limited CI boxes)."""
@@ -54,6 +59,7 @@ class MujocoBackend(PhysicsBackend):
         self._time = b.bind("time")
         self._diverged_total = 0
         self.batch.reset()
+        self._time[:] = _CLOCK_START
 
     def step(self, nstep: int) -> torch.Tensor:
         failed = np.zeros(0, dtype=np.int64)
@@ -70,9 +76,10 @@ class MujocoBackend(PhysicsBackend):
         """Sims that blew up during the last step.
 
         MuJoCo resets a sim whose state turns NaN/inf or huge (a BADQPOS/QVEL/QACC
-        warning) to the model defaults, restarting its clock, so a clock behind
-        the expected time marks it; qpos0 is no valid episode start, so the env
-        resets it properly. Non-finite states and sims MuJoCo raised in count too.
+        warning) to the model defaults, restarting its clock at 0. Our clocks start
+        at _CLOCK_START, so a clock behind the expected time marks such a sim
+        (qpos0 is no valid episode start, so the env resets it properly).
+        Non-finite states and sims MuJoCo raised in count too.
         """
         restarted = self._time < expected_time - 0.5 * self.dt
         q, v = self.qpos.numpy(), self.qvel.numpy()
@@ -91,6 +98,7 @@ class MujocoBackend(PhysicsBackend):
         self.qpos[env_ids] = qpos.to(self.qpos.dtype)
         self.qvel[env_ids] = qvel.to(self.qvel.dtype)
         self.ctrl[env_ids] = ctrl.to(self.ctrl.dtype)
+        self._time[ids] = _CLOCK_START
         self.batch.forward(ids)
 
     def sensor_slice(self, name: str) -> slice:

@@ -1,0 +1,72 @@
+import pytest
+
+from config import ConfigError, apply_overrides, available_configs, load_config
+from utils.yaml import ParamsProcess
+
+
+def test_qmini_is_available_and_loads():
+    assert "qmini" in available_configs()
+    cfg = load_config("qmini")
+    assert cfg.asset.file == "assets/qmini/qmini.xml"
+    assert cfg.commands.lin_vel_x == [-0.3, 0.7]
+    # inherited fields from Base are present
+    assert cfg.algorithm.clip_param == 0.2
+
+
+def test_every_section_of_the_design_is_present():
+    cfg = load_config("qmini")
+    for section in ["runner", "algorithm", "policy", "sim", "control", "asset", "init_state", "commands",
+                    "rewards", "domain_rand", "noise", "normalization", "terrain", "viewer"]:
+        assert section in cfg.fields(), section
+
+
+def test_unknown_config_lists_available():
+    with pytest.raises(ConfigError) as err:
+        load_config("qmimi")
+    msg = str(err.value)
+    assert "qmimi" in msg and "qmini" in msg and "\n" not in msg
+
+
+def test_override_sets_and_keeps_types():
+    cfg = load_config("qmini", ["runner.max_iterations=7", "sim.dt=0.002", "rewards.scales.alive=1",
+                                "control.stiffness.knee=40", "domain_rand.push_robots=false"])
+    assert cfg.runner.max_iterations == 7
+    assert cfg.sim.dt == 0.002
+    assert cfg.rewards.scales.alive == 1.0 and isinstance(cfg.rewards.scales.alive, float)
+    assert cfg.control.stiffness["knee"] == 40.0
+    assert cfg.domain_rand.push_robots is False
+
+
+def test_override_does_not_leak_into_other_loads():
+    load_config("qmini", ["runner.max_iterations=7"])
+    assert load_config("qmini").runner.max_iterations != 7
+
+
+@pytest.mark.parametrize("override, expected", [
+    ("runner.max_iteration=5", ["unknown field 'max_iteration'", "section 'runner'", "max_iterations"]),
+    ("runer.max_iterations=5", ["unknown section 'runer'", "runner"]),
+    ("max_iterations=5", ["needs a section"]),
+    ("runner.max_iterations", ["section.field=value"]),
+    ("runner.max_iterations=abc", ["expects a int"]),
+    ("domain_rand.push_robots=3", ["bool"]),
+    ("rewards.scales=1", ["is a section"]),
+])
+def test_bad_overrides_name_what_is_valid(override, expected):
+    cfg = load_config("qmini")
+    with pytest.raises(ConfigError) as err:
+        apply_overrides(cfg, [override])
+    for text in expected:
+        assert text in str(err.value)
+
+
+def test_yaml_round_trip_rebuilds_an_identical_config(tmp_path):
+    cfg = load_config("qmini", ["runner.seed=3"])
+    path = tmp_path / "cfg.yaml"
+    path.write_text(ParamsProcess.dumps(cfg))
+    again = ParamsProcess.load(path)
+    assert again == cfg
+    assert again.to_dict() == cfg.to_dict()
+    assert ParamsProcess.digest(again) == ParamsProcess.digest(cfg)
+    # dict-valued fields stay dicts, sections stay sections
+    assert isinstance(again.init_state.default_joint_angles, dict)
+    assert again.rewards.scales.tracking_lin_vel == cfg.rewards.scales.tracking_lin_vel

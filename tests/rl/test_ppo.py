@@ -1,0 +1,120 @@
+import time
+
+import pytest
+import torch
+
+from fake_env import FakeEnv, make_cfg
+from model import load_actor, load_critic
+from rl.alg.ppo import PPO
+from rl.runner import OnPolicyRunner
+from rl.seed import set_seed
+
+
+def _ppo(num_envs=8, num_steps=4, **algorithm):
+    cfg = make_cfg(hidden=(16,), algorithm=algorithm)
+    actor = load_actor(cfg.policy, 3, 2, "cpu")
+    critic = load_critic(cfg.policy, 4, "cpu")
+    ppo = PPO(actor, critic, cfg.algorithm, "cpu")
+    ppo.init_storage(num_envs, num_steps, 3, 4, 2)
+    return ppo
+
+
+def _rollout(ppo, num_envs=8, num_steps=4):
+    with torch.inference_mode():
+        for _ in range(num_steps):
+            ppo.act(torch.randn(num_envs, 3), torch.randn(num_envs, 4))
+            ppo.process_env_step(torch.randn(num_envs), torch.zeros(num_envs, dtype=torch.bool),
+                                 torch.zeros(num_envs, dtype=torch.bool))
+        ppo.compute_returns(torch.randn(num_envs, 4))
+
+
+def test_timeout_bootstrapping_adds_discounted_value():
+    ppo = _ppo(num_envs=3, num_steps=1, gamma=0.9, lam=0.95)
+    with torch.no_grad():  # constant critic: V = 2 everywhere
+        last = ppo.critic.value_net[-1]
+        last.weight.zero_()
+        last.bias.fill_(2.0)
+    with torch.inference_mode():
+        ppo.act(torch.randn(3, 3), torch.randn(3, 4))
+        ppo.process_env_step(torch.ones(3), dones=torch.tensor([True, True, False]),
+                             time_outs=torch.tensor([True, False, False]))
+        ppo.compute_returns(torch.randn(3, 4))
+    s = ppo.storage
+    assert s.rewards[0].tolist() == pytest.approx([1.0 + 0.9 * 2.0, 1.0, 1.0])
+    # timeout: bootstrapped as if the episode went on; termination: no future; running: V(next) = 2.
+    assert s.returns[0].tolist() == pytest.approx([1.0 + 0.9 * 2.0, 1.0, 1.0 + 0.9 * 2.0])
+
+
+def test_without_time_outs_rewards_are_unchanged():
+    ppo = _ppo(num_envs=2, num_steps=1)
+    with torch.inference_mode():
+        ppo.act(torch.randn(2, 3), torch.randn(2, 4))
+        ppo.process_env_step(torch.ones(2), torch.ones(2, dtype=torch.bool), None)
+    assert ppo.storage.rewards[0].tolist() == [1.0, 1.0]
+
+
+def test_advantages_normalised_over_rollout():
+    ppo = _ppo()
+    _rollout(ppo)
+    adv = ppo.storage.advantages
+    assert abs(adv.mean().item()) < 1e-5 and adv.std().item() == pytest.approx(1.0, abs=1e-4)
+
+
+def test_update_returns_metrics_and_clears_storage():
+    ppo = _ppo()
+    _rollout(ppo)
+    metrics = ppo.update()
+    assert set(metrics) >= {"surrogate", "value", "entropy", "kl", "approx_kl", "clip_fraction", "learning_rate"}
+    assert all(isinstance(v, float) for v in metrics.values())
+    assert ppo.storage.step == 0
+
+
+def test_adaptive_lr_goes_down_when_kl_is_large():
+    ppo = _ppo(learning_rate=1e-3, min_lr=1e-5, max_lr=1e-2)
+    _rollout(ppo)
+    ppo.storage.mu += 3.0  # the rollout policy looks far from the current one: KL >> desired_kl
+    metrics = ppo.update()
+    assert metrics["kl"] > 2 * 0.01
+    assert ppo.learning_rate < 1e-3 and ppo.learning_rate >= 1e-5
+    # 5 epochs x 4 minibatches of /1.5 reach the lower clamp.
+    assert ppo.learning_rate == pytest.approx(1e-5)
+    assert ppo.optimizer.param_groups[0]["lr"] == ppo.learning_rate == metrics["learning_rate"]
+
+
+def test_adaptive_lr_goes_up_when_kl_is_small_and_fixed_keeps_it():
+    ppo = _ppo(learning_rate=1e-6, min_lr=1e-7, max_lr=1e-2)  # tiny steps: KL stays far below desired
+    _rollout(ppo)
+    ppo.update()
+    assert ppo.learning_rate > 1e-6
+    fixed = _ppo(learning_rate=1e-3, schedule="fixed")
+    _rollout(fixed)
+    fixed.storage.mu += 3.0
+    fixed.update()
+    assert fixed.learning_rate == 1e-3 and fixed.optimizer.param_groups[0]["lr"] == 1e-3
+
+
+def test_bad_schedule():
+    with pytest.raises(ValueError):
+        _ppo(schedule="cosine")
+
+
+def test_ppo_learns_the_fake_task():
+    set_seed(0)
+    env = FakeEnv(num_envs=64, num_actions=3, max_episode_length=8, seed=0)
+    runner = OnPolicyRunner(env, make_cfg(), log_dir=None, device="cpu", verbose=False)
+
+    def eval_error() -> float:
+        policy = runner.get_inference_policy()
+        target = torch.rand(256, 3) * 2 - 1
+        with torch.no_grad():
+            return (policy(target) - target).square().mean().item()
+
+    start = time.perf_counter()
+    err_before = eval_error()
+    first = runner.learn(1)
+    last = runner.learn(39)
+    assert time.perf_counter() - start < 30
+    per_step = lambda m: m["mean_reward"] / m["mean_episode_length"]  # noqa: E731
+    assert per_step(last) > per_step(first) + 0.5, (first, last)
+    assert eval_error() < 0.25 * err_before
+    assert last["action_std"] < first["action_std"]
