@@ -95,7 +95,7 @@ class OnPolicyRunner:
         model_dir: where ``policy.pt`` (and ``all/policy_<it>.pt``) are saved; None disables saving.
         cfg_dict: plain dict of the whole config, stored in checkpoints (default: ``cfg.to_dict()``).
         run_name: prefix of the console lines (default: name of model_dir's parent, else "run").
-        save_interval: iterations between saves (default ``cfg.runner.save_interval``).
+        save_interval: iterations between copies in all/ (default ``cfg.runner.save_interval``); policy.pt is saved every iteration.
         keep_all: also keep ``all/policy_<it>.pt`` at every save_interval.
         verbose: print one console line per ``cfg.runner.log_interval`` iterations.
     """
@@ -178,9 +178,10 @@ class OnPolicyRunner:
                 metrics["iteration"] = it
                 metrics["total_env_steps"] = self.total_env_steps
                 self._log(it, metrics, progress.update())
-                if self.model_dir is not None and self.save_interval > 0 and it % self.save_interval == 0:
+                if self.model_dir is not None:
+                    # policy.pt after every iteration, so an interrupted run loses at most one
                     self.save()
-                    if self.keep_all:
+                    if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
                         self.save(self.model_dir / "all" / f"policy_{it}.pt")
                 if self.stop_requested:
                     self._print(f"{self.run_name}: stopped after iteration {it}")

@@ -35,9 +35,8 @@ def available_cores() -> int:
 
 class MujocoBackend(PhysicsBackend):
     def __init__(self, model: mujoco.MjModel, num_envs: int, nthread: int = 0, device: str | torch.device = "cpu"):
-        self.device = torch.device(device)
-        if self.device.type != "cpu":
-            raise ValueError(f"the mujoco backend runs on the CPU; got device '{device}' (use --backend warp on a GPU)")
+        # MuJoCo's state lives in host memory; the env moves what it reads to its own device.
+        self.device = torch.device("cpu")
         self.model = model
         self.num_envs = num_envs
         self.num_dof = model.nu

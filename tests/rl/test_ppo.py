@@ -1,5 +1,3 @@
-import time
-
 import pytest
 import torch
 
@@ -109,11 +107,9 @@ def test_ppo_learns_the_fake_task():
         with torch.no_grad():
             return (policy(target) - target).square().mean().item()
 
-    start = time.perf_counter()
     err_before = eval_error()
     first = runner.learn(1)
     last = runner.learn(39)
-    assert time.perf_counter() - start < 30
     per_step = lambda m: m["mean_reward"] / m["mean_episode_length"]  # noqa: E731
     assert per_step(last) > per_step(first) + 0.5, (first, last)
     assert eval_error() < 0.25 * err_before

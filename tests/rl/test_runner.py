@@ -187,6 +187,23 @@ def test_sigint_finishes_iteration_saves_and_returns(tmp_path):
     assert signal.getsignal(signal.SIGINT) is before
 
 
+class _DoubleInterruptEnv(FakeEnv):
+    def step(self, actions):
+        if self.num_steps in (2, 4):
+            os.kill(os.getpid(), signal.SIGINT)
+        return super().step(actions)
+
+
+def test_second_sigint_aborts_and_restores_handlers(tmp_path):
+    env = _DoubleInterruptEnv(num_envs=16, num_actions=2, max_episode_length=5, seed=0)
+    runner = _runner(tmp_path, env=env, log=False)
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        runner.learn(50)
+    assert runner.current_iteration == 0
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def test_diverged_counts(tmp_path):
     env = FakeEnv(num_envs=16, num_actions=2, max_episode_length=5, seed=0, diverged_per_step=1)
     runner = _runner(tmp_path, env=env, log=False)

@@ -1,0 +1,41 @@
+"""Command-line arguments of train.py."""
+
+from __future__ import annotations
+
+import argparse
+
+from config import available_configs
+
+
+def get_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="train.py",
+        description="Train a legged-robot locomotion policy with PPO. Writes experiments/<name>/.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--config", default=None,
+                        help=f"robot/task config to train (one of: {', '.join(available_configs())}); "
+                             "with --resume, defaults to the resumed experiment's saved cfg.yaml")
+    parser.add_argument("--name", required=True, help="experiment name: outputs go to experiments/<name>/")
+    parser.add_argument("--resume", default=None, metavar="NAME",
+                        help="continue from experiments/NAME/model/policy.pt (iteration, frames, optimizer, normaliser)")
+    parser.add_argument("--num_envs", type=int, default=None, help="parallel robots (overrides env.num_envs)")
+    parser.add_argument("--max_iterations", type=int, default=None,
+                        help="PPO iterations to run now (overrides runner.max_iterations); a resumed run adds them")
+    parser.add_argument("--seed", type=int, default=None, help="RNG seed (overrides runner.seed)")
+    parser.add_argument("--device", default=None, help="torch device for policy and env tensors, e.g. cpu or cuda:0")
+    parser.add_argument("--backend", default=None, help="physics backend (overrides sim.backend): mujoco")
+    parser.add_argument("--headless", action="store_true",
+                        help="accepted for legged_gym-style scripts; training never opens a viewer")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace an existing experiments/<name>/ instead of refusing")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                        help="override any config field, e.g. --set rewards.scales.alive=0 (repeatable)")
+    return parser.parse_args(argv)
+
+
+def cli_overrides(args: argparse.Namespace) -> list[str]:
+    """The dedicated flags as ``section.field=value`` overrides, applied after --set."""
+    pairs = [("env.num_envs", args.num_envs), ("runner.max_iterations", args.max_iterations),
+             ("runner.seed", args.seed), ("runner.device", args.device), ("sim.backend", args.backend)]
+    return [f"{key}={value}" for key, value in pairs if value is not None]
