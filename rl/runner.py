@@ -200,7 +200,9 @@ class OnPolicyRunner:
         env = self.env
         t0 = time.perf_counter()
         diverged = 0
-        with torch.inference_mode():
+        # no_grad rather than inference_mode: the env keeps tensors made here
+        # (state, buffers) and must be able to update them in place later.
+        with torch.no_grad():
             for _ in range(self.num_steps_per_env):
                 actions = self.alg.act(obs, critic_obs)
                 obs, critic_obs, rew, done, info, task_rew = env.step(actions.to(env.device))
@@ -229,7 +231,7 @@ class OnPolicyRunner:
     def _reset_env(self) -> tuple[torch.Tensor, torch.Tensor]:
         obs, critic_obs = self.env.reset()
         self.episode_stats.reset_envs()
-        with torch.inference_mode():
+        with torch.no_grad():
             return self._normalize(obs, critic_obs)
 
     def _normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

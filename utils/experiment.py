@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-EXPERIMENTS_ROOT = PROJECT_ROOT / "experiments"
+
+
+def experiments_root() -> Path:
+    """``experiments/`` in the project, or $LEGGED_EXPERIMENTS_DIR when set (tests, shared storage)."""
+    return Path(os.environ.get("LEGGED_EXPERIMENTS_DIR", PROJECT_ROOT / "experiments"))
 
 
 class ExperimentError(ValueError):
@@ -17,7 +22,7 @@ class ExperimentError(ValueError):
 @dataclass(frozen=True)
 class Experiment:
     name: str
-    root: Path = EXPERIMENTS_ROOT
+    root: Path = field(default_factory=experiments_root)
 
     @property
     def dir(self) -> Path:

@@ -158,3 +158,12 @@ def test_history_stacks_frames(qmini_cfg):
 def test_wrapper_is_a_thin_layer(qmini_cfg):
     env = make_env(qmini_cfg)
     assert isinstance(env, GymEnvWrapper) and env.task.env is env.robot
+
+
+def test_env_state_stays_usable_after_stepping_under_no_grad_and_inference_mode(qmini_cfg):
+    env = make_env(qmini_cfg)
+    env.reset()
+    with torch.no_grad():
+        env.step(torch.zeros(8, 10))
+    env.reset()  # a second training call resets outside the collection context
+    env.step(torch.zeros(8, 10))

@@ -58,3 +58,34 @@ def test_failed_rename_keeps_old_file(tmp_path, monkeypatch):
     monkeypatch.undo()
     assert path.read_text() == "old"
     assert _leftovers(tmp_path) == []
+
+
+def test_sigkill_at_any_instant_leaves_a_loadable_checkpoint(tmp_path):
+    """A process killed mid-save (SIGKILL, no cleanup) never leaves a torn policy.pt."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import torch
+
+    root = Path(__file__).resolve().parents[2]
+    path = tmp_path / "policy.pt"
+    script = (
+        "import sys, torch; sys.path.insert(0, sys.argv[2]);"
+        "from utils.files import atomic_torch_save\n"
+        "i = 0\n"
+        "while True:\n"
+        "    i += 1; atomic_torch_save({'it': i, 'w': torch.full((1_000_000,), float(i))}, sys.argv[1])\n"
+    )
+    for delay in (0.6, 0.9, 1.3):
+        proc = subprocess.Popen([sys.executable, "-c", script, str(path), str(root)])
+        deadline = time.time() + 30
+        while not path.exists() and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        ckpt = torch.load(path, weights_only=False)
+        assert bool((ckpt["w"] == float(ckpt["it"])).all())
