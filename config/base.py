@@ -122,13 +122,31 @@ class Base:
             alive = 0.0  # per s, constant while the episode runs
 
     class domain_rand:
-        randomize_friction = True  # bool, per-env ground friction on reset
+        # Each randomisation is re-drawn per env on every reset; the drawn values
+        # are part of the critic's privileged observation.
+        randomize_friction = True  # bool, per-env ground (and robot geom) friction
         friction_range = [0.5, 1.25]  # friction coefficient, uniform range
+        randomize_restitution = False  # bool, per-env contact bounciness
+        restitution_range = [0.0, 0.4]  # coefficient of restitution, uniform range
+        randomize_link_mass = False  # bool, scale every link's mass (and inertia)
+        link_mass_range = [0.9, 1.1]  # mass scale factor per link, uniform range
         randomize_base_mass = False  # bool, per-env payload added to the base
         added_mass_range = [-1.0, 1.0]  # kg, uniform range of the payload
+        randomize_com = False  # bool, shift the base's centre of mass
+        com_offset_range = [-0.03, 0.03]  # m, uniform range per axis (x, y, z)
+        randomize_motor_strength = False  # bool, scale every motor's torque (gains and limits)
+        motor_strength_range = [0.9, 1.1]  # torque scale factor, uniform range
+        randomize_gains = False  # bool, scale PD gains
+        kp_range = [0.9, 1.1]  # stiffness scale factor, uniform range
+        kd_range = [0.9, 1.1]  # damping scale factor, uniform range
+        randomize_joint_friction = False  # bool, scale joint friction loss
+        joint_friction_range = [0.5, 1.5]  # friction-loss scale factor, uniform range
+        randomize_joint_damping = False  # bool, scale passive joint damping
+        joint_damping_range = [0.5, 1.5]  # damping scale factor, uniform range
         push_robots = True  # bool, random base velocity kicks
         push_interval_s = 15.0  # s, time between pushes
         max_push_vel_xy = 1.0  # m/s, largest horizontal velocity kick
+        max_action_latency = 0  # policy steps; each env applies its actions 0..this many steps late
 
     class noise:
         add_noise = True  # bool, add uniform noise to the policy observation

@@ -15,6 +15,7 @@ import math
 import mujoco
 import torch
 
+from env.domain_rand import DomainRandomizer
 from env.sim import load_backend
 from env.sim.mj_model import actuated_joint_names, load_mj_model
 from env.utils.math import quat_from_yaw, quat_mul, quat_rotate_inverse, sample_uniform
@@ -85,15 +86,10 @@ class LeggedRobotEnv:
         self.push_interval = max(1, int(round(self.cfg.domain_rand.push_interval_s / self.dt)))
 
     def _init_domain_randomisation(self) -> None:
-        """Per-env physics parameters, re-drawn on reset; also shown to the critic."""
-        dr = self.cfg.domain_rand
-        self.friction_coeffs = torch.full((self.num_envs, 1), float(self.cfg.terrain.static_friction), device=self.device)
-        self.added_mass = torch.zeros(self.num_envs, 1, device=self.device)
-        self._geom_friction = self.sim.expand("geom_friction") if dr.randomize_friction else None
-        if self._geom_friction is not None:
-            self._geom_friction[:, :, 0] = self.cfg.terrain.static_friction
-        self._body_mass = self.sim.expand("body_mass") if dr.randomize_base_mass else None
-        self._default_base_mass = float(self.model.body_mass[self.base_body_id])
+        self.domain_rand = DomainRandomizer(self.cfg, self.sim, self.model, self.base_body_id, self.device)
+        # Joint targets of the last max_action_latency+1 steps, newest first; env i applies entry latency_i.
+        depth = int(self.cfg.domain_rand.max_action_latency) + 1
+        self.target_history = self.default_dof_pos.repeat(self.num_envs, depth, 1)
 
     # ------------------------------------------------------------- stepping
     def physics_step(self, actions: torch.Tensor) -> torch.Tensor:
@@ -107,7 +103,7 @@ class LeggedRobotEnv:
         self.actions.copy_(torch.clamp(actions.to(self.device), -clip, clip))
         targets = self.default_dof_pos + self.cfg.control.action_scale * self.actions
         self.joint_targets = torch.clamp(targets, self.dof_pos_limits[:, 0], self.dof_pos_limits[:, 1])
-        self.sim.ctrl.copy_(self.joint_targets)
+        self.sim.ctrl.copy_(self._delayed(self.joint_targets))
         diverged = self.sim.step(self.decimation).to(self.device)
         self.episode_length_buf += 1
         self.common_step_counter += 1
@@ -117,6 +113,14 @@ class LeggedRobotEnv:
             self.push_robots()
         self.time_outs = self.episode_length_buf >= self.max_episode_length
         return diverged
+
+    def _delayed(self, targets: torch.Tensor) -> torch.Tensor:
+        """The targets each env applies now: its own, latency_steps policy steps old."""
+        if self.target_history.shape[1] == 1:
+            return targets
+        self.target_history = torch.cat([targets.unsqueeze(1), self.target_history[:, :-1]], dim=1)
+        latency = self.domain_rand.params["latency_steps"][:, 0].long()
+        return self.target_history[torch.arange(self.num_envs, device=self.device), latency]
 
     def refresh_state(self) -> None:
         """Read the backend's live state into float32 tensors on the env's device."""
@@ -158,7 +162,7 @@ class LeggedRobotEnv:
             return
         init, n = self.cfg.init_state, len(env_ids)
         dev = self.device
-        self._randomise_physics(env_ids)
+        self.domain_rand.randomize(env_ids)
 
         qpos = torch.zeros(n, self.model.nq, device=dev)
         qvel = torch.zeros(n, self.model.nv, device=dev)
@@ -173,6 +177,7 @@ class LeggedRobotEnv:
         qvel[:, self.qvel_idx] = sample_uniform(-init.joint_vel_noise, init.joint_vel_noise, (n, self.num_dof), dev)
         self.sim.reset(env_ids.cpu(), qpos.cpu(), qvel.cpu(), joint_pos.cpu())
 
+        self.target_history[env_ids] = joint_pos.unsqueeze(1)
         self.actions[env_ids] = 0.0
         self.last_actions[env_ids] = 0.0
         self.last_dof_vel[env_ids] = 0.0
@@ -181,17 +186,3 @@ class LeggedRobotEnv:
         self.episode_length_buf[env_ids] = 0
         self.time_outs[env_ids] = False
         self.refresh_state()
-
-    def _randomise_physics(self, env_ids: torch.Tensor) -> None:
-        dr, n = self.cfg.domain_rand, len(env_ids)
-        if self._geom_friction is not None:
-            mu = sample_uniform(*dr.friction_range, (n, 1), self.device)
-            self.friction_coeffs[env_ids] = mu
-            # All geoms of the env get the same coefficient, so the contact's
-            # (max-combined) friction is exactly mu.
-            self._geom_friction[env_ids.cpu(), :, 0] = mu.cpu().to(self._geom_friction.dtype)
-        if self._body_mass is not None:
-            extra = sample_uniform(*dr.added_mass_range, (n, 1), self.device)
-            self.added_mass[env_ids] = extra
-            self._body_mass[env_ids.cpu(), self.base_body_id] = (self._default_base_mass + extra[:, 0]).cpu().to(self._body_mass.dtype)
-            self.sim.commit_model_changes(env_ids.cpu())

@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from env.domain_rand import PRIVILEGED_PARAMS
 from env.legged_robot import LeggedRobotEnv
 from env.tasks import register_task
 from env.tasks.base import Task
@@ -31,7 +32,7 @@ class LocomotionTask(Task):
         self.obs_layout = policy_obs_layout(env.num_dof)
         self.frame_size = sum(size for _, size in self.obs_layout)
         self.num_obs = self.frame_size * self.history_length
-        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + 2
+        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + len(PRIVILEGED_PARAMS)
         self.obs_history = torch.zeros(n, self.history_length, self.frame_size, device=dev)
         scales = cfg.normalization.obs_scales
         self.command_scale = torch.tensor([scales.lin_vel, scales.lin_vel, scales.ang_vel], device=dev)
@@ -96,8 +97,7 @@ class LocomotionTask(Task):
             env.base_lin_vel * s.lin_vel,
             env.base_height.unsqueeze(1) * s.height,
             env.foot_forces / self.robot_weight,
-            env.friction_coeffs,
-            env.added_mass,
+            env.domain_rand.privileged_obs(),
         ], dim=1)
         return torch.clamp(obs, -clip, clip), torch.clamp(critic_obs, -clip, clip)
 

@@ -104,11 +104,11 @@ def test_friction_is_randomised_per_env_and_shown_to_the_critic(qmini_cfg):
     qmini_cfg.env.num_envs = 16
     env = make_env(qmini_cfg)
     _, critic_obs = env.reset()
-    mu = env.robot.friction_coeffs[:, 0]
+    mu = env.robot.domain_rand.params["friction"][:, 0]
     assert mu.min() >= 0.6 and mu.max() <= 1.2 and mu.std() > 0.01
     geom = env.robot.sim.expand("geom_friction")[:, 0, 0]
     assert torch.allclose(geom.float(), mu)
-    assert torch.allclose(critic_obs[:, -2], mu)
+    assert torch.allclose(critic_obs[:, -12], mu)
 
 
 def test_pushes_kick_the_base(qmini_cfg):
