@@ -72,6 +72,7 @@ class Base:
         file = ""  # MJCF path, relative to the project root
         base_body = "base_link"  # body whose pose is the robot's base
         foot_sensors = []  # touch-sensor names, one per foot, in the order used by rewards
+        foot_velocity_sensors = []  # framelinvel sensor per foot (same order), for foot_slip; [] = none
         termination_sensors = []  # touch sensors whose contact ends an episode
         penalized_sensors = []  # touch sensors whose contact is penalised
         contact_threshold = 1.0  # N, force above which a touch sensor counts as contact
@@ -95,6 +96,13 @@ class Base:
         lin_vel_x = [-1.0, 1.0]  # m/s, forward velocity command range
         lin_vel_y = [-1.0, 1.0]  # m/s, lateral velocity command range
         ang_vel_yaw = [-1.0, 1.0]  # rad/s, yaw-rate command range
+        curriculum = False  # bool, start with narrowed ranges and widen them as tracking improves
+        curriculum_initial_level = 0.3  # fraction of each range used at the start
+        curriculum_step = 0.1  # fraction added per promotion
+        curriculum_threshold = 0.75  # mean per-step linear tracking kernel (0..1) of finished episodes that promotes
+        gait_phase = False  # bool, periodic contact schedule: phase clock in the observation + gait_contact reward
+        gait_frequency = [1.5, 2.0]  # Hz, commanded stepping frequency range (drawn with each command)
+        gait_stance_ratio = 0.55  # fraction of a gait cycle each foot should be on the ground
 
     class rewards:
         tracking_sigma = 0.25  # (m/s)^2, width of the exp tracking kernels
@@ -118,6 +126,8 @@ class Base:
             termination = 0.0  # per termination, non-timeout episode end
             dof_pos_limits = -10.0  # per rad s, joint positions beyond the soft limits
             feet_air_time = 1.0  # per s of air time, swings longer than feet_air_time_target
+            foot_slip = 0.0  # per (m/s)^2 s, squared horizontal velocity of feet in contact
+            gait_contact = 0.0  # per s, fraction of feet whose contact matches the gait schedule
             stand_still = 0.0  # per rad s, joint offset from default at zero command
             alive = 0.0  # per s, constant while the episode runs
 

@@ -23,6 +23,7 @@ class qmini(Base):
         file = "assets/qmini/qmini.xml"  # MJCF path, relative to the project root
         base_body = "base_link"  # body whose pose is the robot's base
         foot_sensors = ["foot_l_touch", "foot_r_touch"]  # touch sensors on the soles
+        foot_velocity_sensors = ["foot_l_vel", "foot_r_vel"]  # world-frame sole velocities
         termination_sensors = ["base_touch"]  # torso contact ends the episode
         penalized_sensors = ["knee_l_touch", "knee_r_touch"]  # shank contact is penalised
         terminate_tilt = 0.8  # rad, base tilt from upright that ends an episode

@@ -64,6 +64,11 @@ class LeggedRobotEnv:
             return torch.tensor([self.sim.sensor_slice(n).start for n in names], dtype=torch.long)
 
         self.foot_cols = columns(self.cfg.asset.foot_sensors)
+        vel_sensors = list(getattr(self.cfg.asset, "foot_velocity_sensors", []))
+        if vel_sensors and len(vel_sensors) != len(self.foot_cols):
+            raise ValueError(f"asset.foot_velocity_sensors needs one sensor per foot ({len(self.foot_cols)}), got {len(vel_sensors)}")
+        self.foot_vel_cols = torch.tensor([[self.sim.sensor_slice(n).start + k for k in range(3)] for n in vel_sensors],
+                                          dtype=torch.long).reshape(-1)
         self.termination_cols = columns(self.cfg.asset.termination_sensors)
         self.penalized_cols = columns(self.cfg.asset.penalized_sensors)
         self.num_feet = len(self.foot_cols)
@@ -135,13 +140,15 @@ class LeggedRobotEnv:
         self.dof_vel = qvel[:, self.qvel_idx]
         sensors = self.sim.sensordata.to(self.device, torch.float32)
         self.foot_forces = sensors[:, self.foot_cols]
+        self.foot_vel = sensors[:, self.foot_vel_cols].view(self.num_envs, -1, 3)  # world frame, m/s
         self.termination_forces = sensors[:, self.termination_cols]
         self.penalized_forces = sensors[:, self.penalized_cols]
         self.torques = self.sim.actuator_force.to(self.device, torch.float32)
+        self.foot_contact = self.foot_forces > self.cfg.asset.contact_threshold
         self.base_height = self.base_pos[:, 2]  # flat ground; terrain heights come with rough terrain
 
     def _update_feet_air_time(self) -> None:
-        contact = self.foot_forces > self.cfg.asset.contact_threshold
+        contact = self.foot_contact
         contact_filt = contact | self.last_contacts  # one-step filter against contact flicker
         self.last_contacts = contact
         self.feet_first_contact = (self.feet_air_time > 0) & contact_filt

@@ -10,26 +10,34 @@ from env.domain_rand import PRIVILEGED_PARAMS
 from env.legged_robot import LeggedRobotEnv
 from env.tasks import register_task
 from env.tasks.base import Task
+from env.tasks.curriculum import CommandCurriculum
+from env.tasks.gait import GaitSchedule
 from env.tasks.rewards import REWARDS
 from env.utils.math import sample_uniform
 from utils.yaml import Cfg
 
 # Policy observation frame, in order: name -> size given the number of joints.
 # play/export read this layout to describe the observation to a robot program.
-def policy_obs_layout(num_dof: int) -> list[tuple[str, int]]:
-    return [("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
-            ("dof_pos", num_dof), ("dof_vel", num_dof), ("actions", num_dof)]
+def policy_obs_layout(num_dof: int, gait_phase: bool = False) -> list[tuple[str, int]]:
+    layout = [("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
+              ("dof_pos", num_dof), ("dof_vel", num_dof), ("actions", num_dof)]
+    if gait_phase:
+        layout.append(("gait_clock", GaitSchedule.obs_size))
+    return layout
 
 
 @register_task("locomotion")
 class LocomotionTask(Task):
     def __init__(self, env: LeggedRobotEnv, cfg: Cfg):
+        n, dev = env.num_envs, env.device
+        c = cfg.commands
+        self.gait = GaitSchedule(n, env.num_feet, c.gait_frequency, c.gait_stance_ratio, env.dt, dev) if c.gait_phase else None
         super().__init__(env, cfg)
-        n, dev = self.num_envs, self.device
+        self.curriculum = CommandCurriculum(c, n, dev)
         self.commands = torch.zeros(n, 3, device=dev)
         self.resample_steps = max(1, int(round(cfg.commands.resampling_time / env.dt)))
         self.history_length = int(cfg.env.history_length)
-        self.obs_layout = policy_obs_layout(env.num_dof)
+        self.obs_layout = policy_obs_layout(env.num_dof, self.gait is not None)
         self.frame_size = sum(size for _, size in self.obs_layout)
         self.num_obs = self.frame_size * self.history_length
         self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + len(PRIVILEGED_PARAMS)
@@ -47,20 +55,27 @@ class LocomotionTask(Task):
         c, n = self.cfg.commands, len(env_ids)
         if n == 0:
             return
-        self.commands[env_ids, 0] = sample_uniform(*c.lin_vel_x, (n,), self.device)
-        self.commands[env_ids, 1] = sample_uniform(*c.lin_vel_y, (n,), self.device)
-        self.commands[env_ids, 2] = sample_uniform(*c.ang_vel_yaw, (n,), self.device)
+        scaled = self.curriculum.scaled
+        self.commands[env_ids, 0] = sample_uniform(*scaled(c.lin_vel_x), (n,), self.device)
+        self.commands[env_ids, 1] = sample_uniform(*scaled(c.lin_vel_y), (n,), self.device)
+        self.commands[env_ids, 2] = sample_uniform(*scaled(c.ang_vel_yaw), (n,), self.device)
         # Small commands become exact zeros so that standing still is practised.
         small_lin = torch.norm(self.commands[env_ids, :2], dim=1) < c.zero_threshold
         self.commands[env_ids[small_lin], :2] = 0.0
         small_yaw = torch.abs(self.commands[env_ids, 2]) < c.zero_threshold
         self.commands[env_ids[small_yaw], 2] = 0.0
+        if self.gait is not None:
+            self.gait.resample(env_ids, torch.norm(self.commands[env_ids], dim=1) > 0)
 
     def pre_physics_step(self) -> None:
         due = (self.env.episode_length_buf % self.resample_steps == 0) & (self.env.episode_length_buf > 0)
         self.resample_commands(due.nonzero(as_tuple=False).flatten())
+        if self.gait is not None:
+            self.gait.advance()
 
     def reset_idx(self, env_ids: torch.Tensor) -> None:
+        if self.gait is not None:
+            self.gait.reset(env_ids)
         self.resample_commands(env_ids)
         frame = self._policy_frame()[env_ids]
         self.obs_history[env_ids] = frame.unsqueeze(1)  # a new episode's history is its first frame repeated
@@ -68,20 +83,24 @@ class LocomotionTask(Task):
     # ------------------------------------------------------------ observations
     def _policy_frame(self) -> torch.Tensor:
         env, s = self.env, self.cfg.normalization.obs_scales
-        return torch.cat([
+        parts = [
             env.base_ang_vel * s.ang_vel,
             env.projected_gravity,
             self.commands * self.command_scale,
             (env.dof_pos - env.default_dof_pos) * s.dof_pos,
             env.dof_vel * s.dof_vel,
             env.actions,
-        ], dim=1)
+        ]
+        if self.gait is not None:
+            parts.append(self.gait.observation())
+        return torch.cat(parts, dim=1)
 
     def _noise_vector(self) -> torch.Tensor:
         noise, s = self.cfg.noise, self.cfg.normalization.obs_scales
         ns = noise.noise_scales
         per_term = {"base_ang_vel": ns.ang_vel * s.ang_vel, "projected_gravity": ns.gravity, "commands": 0.0,
-                    "dof_pos": ns.dof_pos * s.dof_pos, "dof_vel": ns.dof_vel * s.dof_vel, "actions": 0.0}
+                    "dof_pos": ns.dof_pos * s.dof_pos, "dof_vel": ns.dof_vel * s.dof_vel, "actions": 0.0,
+                    "gait_clock": 0.0}
         vec = torch.cat([torch.full((size,), per_term[name]) for name, size in self.obs_layout])
         return (vec * noise.noise_level if noise.add_noise else torch.zeros_like(vec)).to(self.device)
 
@@ -111,4 +130,12 @@ class LocomotionTask(Task):
 
     def task_reward(self) -> torch.Tensor:
         """Mean of the linear and yaw-rate tracking kernels: 1 per step at perfect tracking."""
-        return 0.5 * (REWARDS["tracking_lin_vel"](self) + REWARDS["tracking_ang_vel"](self))
+        lin = REWARDS["tracking_lin_vel"](self)
+        self.curriculum.accumulate(lin)
+        return 0.5 * (lin + REWARDS["tracking_ang_vel"](self))
+
+    def _finish_episodes(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        out = super()._finish_episodes(env_ids)
+        self.curriculum.finish_episodes(env_ids, self.env.episode_length_buf[env_ids].float())
+        out["curriculum_level"] = torch.tensor(self.curriculum.level)
+        return out

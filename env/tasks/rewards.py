@@ -81,6 +81,22 @@ def feet_air_time(task) -> torch.Tensor:
     return rew * (torch.norm(task.commands[:, :2], dim=1) > 0.1)
 
 
+def foot_slip(task) -> torch.Tensor:
+    """Squared horizontal speed of the feet that are on the ground."""
+    env = task.env
+    if env.foot_vel.shape[1] == 0:
+        raise ValueError("rewards.scales.foot_slip needs asset.foot_velocity_sensors (framelinvel per foot)")
+    speed_sq = torch.sum(torch.square(env.foot_vel[:, :, :2]), dim=2)
+    return torch.sum(speed_sq * env.foot_contact, dim=1)
+
+
+def gait_contact(task) -> torch.Tensor:
+    """Fraction of feet whose ground contact matches the gait schedule (all feet down at zero command)."""
+    if task.gait is None:
+        raise ValueError("rewards.scales.gait_contact needs commands.gait_phase = true")
+    return torch.mean((task.env.foot_contact == task.gait.desired_contact()).float(), dim=1)
+
+
 def stand_still(task) -> torch.Tensor:
     env = task.env
     offset = torch.sum(torch.abs(env.dof_pos - env.default_dof_pos), dim=1)
@@ -93,5 +109,6 @@ def alive(task) -> torch.Tensor:
 
 REWARDS = {fn.__name__: fn for fn in [
     tracking_lin_vel, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height, torques, dof_vel,
-    dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, stand_still, alive,
+    dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, foot_slip, gait_contact,
+    stand_still, alive,
 ]}

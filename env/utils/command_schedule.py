@@ -1,0 +1,228 @@
+"""Scripted velocity commands for play.py, and holding them in a task.
+
+A schedule is a list of (vx, vy, yaw rate) commands, each held for a duration:
+
+    "0.5,0,0@5;0,0,1@5"     vx 0.5 m/s for 5 s, then a yaw rate of 1 rad/s for 5 s
+    "0.3,0,0"               one command held for the whole rollout (only the last
+                            entry may leave out its duration)
+    path/to/schedule.yaml   a YAML list; each item is "vx,vy,yaw@s", or a mapping
+                            {command: [vx, vy, yaw], duration: s} or
+                            {vx: .., vy: .., yaw: .., duration: s} (missing keys are 0);
+                            the list may also sit under a top-level `commands:` key
+
+After the last entry ends its command is held. Units: m/s, m/s, rad/s, s.
+
+`CommandDriver` makes a task follow commands chosen from outside (a schedule,
+the keyboard, an evaluation grid) instead of its own random resampling: the
+task's `resample_commands` is replaced on that task object by one that writes
+the driver's commands, so episode resets keep them too.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+import yaml
+
+Command = tuple[float, float, float]
+COMMAND_NAMES = ("vx", "vy", "yaw")  # m/s, m/s, rad/s
+RANGE_FIELDS = ("lin_vel_x", "lin_vel_y", "ang_vel_yaw")  # the config's commands.* range of each
+NO_RESAMPLING_S = 1.0e9  # s, commands.resampling_time that never comes
+
+
+class CommandScheduleError(ValueError):
+    """A malformed schedule; the message is one line saying what is wrong and what is expected."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    command: Command  # (vx m/s, vy m/s, yaw rate rad/s)
+    duration: float  # s (inf: held to the end)
+
+
+class CommandSchedule:
+    """Piecewise-constant commands over time."""
+
+    FORMAT = "expected 'vx,vy,yaw@seconds;vx,vy,yaw@seconds;...' or a YAML file"
+
+    def __init__(self, segments: Sequence[Segment]):
+        if not segments:
+            raise CommandScheduleError(f"empty command schedule; {self.FORMAT}")
+        for seg in segments[:-1]:
+            if math.isinf(seg.duration):
+                raise CommandScheduleError("only the last command of a schedule may leave out its duration (@seconds)")
+        self.segments = list(segments)
+        self._ends = []
+        t = 0.0
+        for seg in self.segments:
+            t += seg.duration
+            self._ends.append(t)
+
+    # --------------------------------------------------------------- parsing
+    @classmethod
+    def parse(cls, text: str) -> "CommandSchedule":
+        """A schedule from a string like "0.5,0,0@5;0,0,1@5" or from a YAML file path."""
+        text = (text or "").strip()
+        if not text:
+            raise CommandScheduleError(f"empty command schedule; {cls.FORMAT}")
+        if text.endswith((".yaml", ".yml")) or _is_file(text):
+            return cls.from_yaml(text)
+        items = [part for part in text.split(";")]
+        if items and items[-1].strip() == "":  # a trailing ';' is harmless
+            items = items[:-1]
+        return cls([_parse_item(item, i, len(items)) for i, item in enumerate(items)])
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> "CommandSchedule":
+        path = Path(path)
+        if not path.is_file():
+            raise CommandScheduleError(f"command schedule file not found: {path}")
+        try:
+            data = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as err:
+            raise CommandScheduleError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
+        if isinstance(data, dict) and "commands" in data:
+            data = data["commands"]
+        if not isinstance(data, list):
+            raise CommandScheduleError(f"{path} must hold a list of commands (or a 'commands:' list)")
+        return cls([_parse_yaml_item(item, i, len(data), path) for i, item in enumerate(data)])
+
+    # ------------------------------------------------------------------ use
+    @property
+    def duration(self) -> float:
+        """s, the end of the last entry (inf when it is held open-ended)."""
+        return self._ends[-1]
+
+    def num_steps(self, dt: float) -> int | None:
+        """Policy steps of period dt that cover the schedule, or None if it is open-ended."""
+        if math.isinf(self.duration):
+            return None
+        return max(1, int(math.ceil(self.duration / dt - 1e-9)))
+
+    def at(self, t: float) -> Command:
+        """The command at time t (s from the start); the last one holds after the end."""
+        for seg, end in zip(self.segments, self._ends):
+            if t + 1e-9 < end:
+                return seg.command
+        return self.segments[-1].command
+
+    def out_of_range(self, commands_cfg: Any) -> list[str]:
+        """Human-readable notes for commands outside the config's trained ranges."""
+        notes = []
+        for seg in self.segments:
+            for value, name, field in zip(seg.command, COMMAND_NAMES, RANGE_FIELDS):
+                lo, hi = getattr(commands_cfg, field)
+                if not lo - 1e-9 <= value <= hi + 1e-9:
+                    notes.append(f"{name}={value:g} is outside the trained range commands.{field}=[{lo:g}, {hi:g}]")
+        return notes
+
+    def __str__(self) -> str:
+        parts = []
+        for seg in self.segments:
+            cmd = ",".join(f"{v:g}" for v in seg.command)
+            parts.append(cmd if math.isinf(seg.duration) else f"{cmd}@{seg.duration:g}")
+        return ";".join(parts)
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except OSError:  # e.g. a name too long for the filesystem
+        return False
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise CommandScheduleError(f"{what}: '{text.strip()}' is not a number; {CommandSchedule.FORMAT}") from None
+    if not math.isfinite(value):
+        raise CommandScheduleError(f"{what}: '{text.strip()}' is not a finite number")
+    return value
+
+
+def _duration(value: float, what: str) -> float:
+    if value <= 0:
+        raise CommandScheduleError(f"{what}: duration must be > 0 s, got {value:g}")
+    return value
+
+
+def _parse_item(item: str, index: int, count: int) -> Segment:
+    what = f"command {index + 1} '{item.strip()}'"
+    if not item.strip():
+        raise CommandScheduleError(f"command {index + 1} is empty; {CommandSchedule.FORMAT}")
+    cmd_text, at, dur_text = item.partition("@")
+    parts = cmd_text.split(",")
+    if len(parts) != 3:
+        raise CommandScheduleError(f"{what} needs 3 values vx,vy,yaw, got {len(parts)}; {CommandSchedule.FORMAT}")
+    command = tuple(_number(p, what) for p in parts)
+    if not at:
+        if index != count - 1:
+            raise CommandScheduleError(f"{what} needs a duration (@seconds); only the last one may leave it out")
+        return Segment(command, math.inf)  # type: ignore[arg-type]
+    return Segment(command, _duration(_number(dur_text, what), what))  # type: ignore[arg-type]
+
+
+def _parse_yaml_item(item: Any, index: int, count: int, path: Path) -> Segment:
+    what = f"{path} item {index + 1}"
+    if isinstance(item, str):
+        return _parse_item(item, index, count)
+    if not isinstance(item, dict):
+        raise CommandScheduleError(f"{what} must be 'vx,vy,yaw@s' or a mapping with command/duration, got {item!r}")
+    unknown = set(item) - {"command", "cmd", "vx", "vy", "yaw", "duration"}
+    if unknown:
+        raise CommandScheduleError(f"{what} has unknown keys {sorted(unknown)}; use command: [vx, vy, yaw] "
+                                   "(or vx/vy/yaw) and duration")
+    raw = item.get("command", item.get("cmd"))
+    if raw is not None:
+        if not isinstance(raw, (list, tuple)) or len(raw) != 3:
+            raise CommandScheduleError(f"{what}: command must be a list [vx, vy, yaw], got {raw!r}")
+        values = raw
+    else:
+        values = [item.get(k, 0.0) for k in COMMAND_NAMES]
+    command = tuple(_number(str(v), what) for v in values)
+    if "duration" not in item:
+        if index != count - 1:
+            raise CommandScheduleError(f"{what} needs a duration; only the last item may leave it out")
+        return Segment(command, math.inf)  # type: ignore[arg-type]
+    return Segment(command, _duration(_number(str(item["duration"]), what), what))  # type: ignore[arg-type]
+
+
+def clamp_to_ranges(command: Sequence[float], commands_cfg: Any) -> Command:
+    """Clamp (vx, vy, yaw) to the config's trained command ranges."""
+    out = []
+    for value, field in zip(command, RANGE_FIELDS):
+        lo, hi = getattr(commands_cfg, field)
+        out.append(float(min(max(value, lo), hi)))
+    return tuple(out)  # type: ignore[return-value]
+
+
+class CommandDriver:
+    """Holds a task's velocity commands at values chosen from outside.
+
+    Build it before the first ``env.reset()`` (so the first observation already
+    carries the driven commands), then call `set` with one command for every env
+    or an (N, 3) tensor before each step. Build the env with
+    ``commands.resampling_time`` = `NO_RESAMPLING_S` so the task never resamples
+    on its own; episode resets call the task's `resample_commands`, which this
+    driver replaces on the task object to write its own commands.
+    """
+
+    def __init__(self, task: Any):
+        if not isinstance(getattr(task, "commands", None), torch.Tensor) or not hasattr(task, "resample_commands"):
+            raise ValueError(f"task {type(task).__name__} has no velocity commands to drive")
+        self.task = task
+        self.target = torch.zeros_like(task.commands)
+        task.resample_commands = self._resample  # instance attribute: shadows the task's own method
+
+    def _resample(self, env_ids: torch.Tensor) -> None:
+        self.task.commands[env_ids] = self.target[env_ids]
+
+    def set(self, commands: Sequence[float] | torch.Tensor) -> None:
+        value = torch.as_tensor(commands, dtype=self.target.dtype).to(self.target.device)
+        self.target[:] = value  # (3,) broadcasts to every env, (N, 3) sets each
+        self.task.commands[:] = self.target

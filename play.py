@@ -1,0 +1,349 @@
+"""Watch, record, evaluate or export a trained policy: python play.py --name run1 [--video out.mp4 | --eval 64 | --export].
+
+The env and the policy are rebuilt from experiments/<name>/model/cfg.yaml and a
+checkpoint, without the Python config class. Domain randomisation, spawn noise,
+observation noise and pushes are off unless --randomize / --noise / --push.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from utils.video import configure_headless_gl
+
+configure_headless_gl()  # before anything imports mujoco: MuJoCo picks its GL backend on import
+
+import math  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable  # noqa: E402
+
+import torch  # noqa: E402
+
+from config import ConfigError, apply_overrides  # noqa: E402
+from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
+from env.utils.command_schedule import NO_RESAMPLING_S, CommandDriver, CommandSchedule  # noqa: E402
+from env.utils.play_args import get_play_args  # noqa: E402
+from rl.evaluation import (eval_commands, evaluate, format_table, parse_policy_list, plot_tracking,  # noqa: E402
+                           random_policy, round_floats, write_json, zero_policy)
+from rl.inference import load_inference_policy  # noqa: E402
+from rl.seed import set_seed  # noqa: E402
+from utils.experiment import Experiment, ExperimentError  # noqa: E402
+from utils.yaml import Cfg, ParamsProcess  # noqa: E402
+
+Policy = Callable[[torch.Tensor], torch.Tensor]
+
+
+class PlayError(ValueError):
+    """A user-facing problem; printed as one line."""
+
+
+# ----------------------------------------------------------------------------- set-up
+def load_experiment(args) -> tuple[Experiment, Cfg]:
+    exp = Experiment(args.name)
+    if not exp.dir.is_dir():
+        raise ExperimentError(f"no experiment '{args.name}': looked for {exp.dir}")
+    if not exp.cfg_path.is_file():
+        raise ExperimentError(f"experiment '{args.name}' has no model/cfg.yaml (looked for {exp.cfg_path}); "
+                              "train it with train.py first")
+    cfg = ParamsProcess.load(exp.cfg_path)
+    apply_overrides(cfg, args.set)
+    return exp, cfg
+
+
+def checkpoint_path(exp: Experiment, which: str | None) -> Path:
+    if which is not None and Path(which).is_absolute():
+        if not Path(which).is_file():
+            raise ExperimentError(f"no checkpoint {which}")
+        return Path(which)
+    return exp.checkpoint(which)
+
+
+def pick_device(args, cfg: Cfg) -> str:
+    if args.device is not None:
+        return args.device
+    saved = str(getattr(cfg.runner, "device", "cpu"))
+    if saved.startswith("cuda") and not torch.cuda.is_available():
+        return "cpu"
+    return saved
+
+
+def play_cfg(cfg: Cfg, args, num_envs: int, device: str, drive_commands: bool,
+             episode_length_s: float | None = None) -> Cfg:
+    """A copy of the run's config for playing: randomisation, noise and pushes off unless asked."""
+    cfg = ParamsProcess.from_dict(cfg.to_dict())
+    cfg.env.num_envs = num_envs
+    cfg.runner.device = device
+    if not args.randomize:
+        for field in cfg.domain_rand.fields():
+            if field.startswith("randomize_") and isinstance(getattr(cfg.domain_rand, field), bool):
+                setattr(cfg.domain_rand, field, False)
+        for field in ("joint_pos_noise", "joint_vel_noise", "base_vel_noise", "yaw_noise"):
+            if hasattr(cfg.init_state, field):
+                setattr(cfg.init_state, field, 0.0)
+    if not args.push and hasattr(cfg.domain_rand, "push_robots"):
+        cfg.domain_rand.push_robots = False
+    if not args.noise and hasattr(cfg.noise, "add_noise"):
+        cfg.noise.add_noise = False
+    if drive_commands:
+        cfg.commands.resampling_time = NO_RESAMPLING_S
+    if episode_length_s is not None:
+        cfg.env.episode_length_s = float(episode_length_s)
+    return cfg
+
+
+def build_env(cfg: Cfg, seed: int) -> GymEnvWrapper:
+    set_seed(seed)
+    return make_env(cfg, cfg.runner.device)
+
+
+def load_trained(path: Path, cfg: Cfg, env: GymEnvWrapper, device: str):
+    try:
+        policy = load_inference_policy(path, cfg.policy, device)
+    except (RuntimeError, EOFError, KeyError, OSError, ValueError) as err:
+        raise PlayError(f"cannot load checkpoint {path}: {' '.join(str(err).split())[:300]}") from None
+    if policy.num_obs != env.num_obs or policy.num_actions != env.num_actions:
+        raise PlayError(f"checkpoint {path} has num_obs={policy.num_obs}, num_actions={policy.num_actions} but the "
+                        f"env built from cfg.yaml has num_obs={env.num_obs}, num_actions={env.num_actions}")
+    return policy
+
+
+def checkpoint_iteration(path: Path) -> int | None:
+    try:
+        return int(torch.load(path, map_location="cpu", weights_only=False).get("iteration"))
+    except Exception:  # noqa: BLE001 - informative only
+        return None
+
+
+def action_std(path: Path | None, cfg: Cfg, num_actions: int) -> torch.Tensor:
+    """The trained policy's action std (the random baseline's scale), else policy.init_noise_std."""
+    if path is not None:
+        try:
+            actor = torch.load(path, map_location="cpu", weights_only=False)["actor"]
+            std = actor["log_std"].exp().clamp(float(cfg.policy.min_std), float(cfg.policy.max_std))
+            return std.float()
+        except Exception:  # noqa: BLE001 - fall back to the config's initial std
+            pass
+    return torch.full((num_actions,), float(cfg.policy.init_noise_std))
+
+
+class Session:
+    """What every mode shares: the experiment, its config, the chosen checkpoint and options."""
+
+    def __init__(self, args):
+        self.args = args
+        self.exp, self.cfg = load_experiment(args)
+        self.policies = parse_policy_list(args.policy)
+        self.schedule = CommandSchedule.parse(args.commands) if args.commands is not None else None
+        self.device = pick_device(args, self.cfg)
+        self.seed = int(args.seed if args.seed is not None else getattr(self.cfg.runner, "seed", 0))
+        watch = not (args.video or args.eval or args.export or args.check_export)
+        self.watch = watch
+        uses_trained = "trained" in (self.policies if args.eval else self.policies[:1])
+        needs_ckpt = args.export or ((watch or args.video or args.eval) and uses_trained)
+        self.ckpt: Path | None = None
+        if needs_ckpt or args.checkpoint is not None:
+            self.ckpt = checkpoint_path(self.exp, args.checkpoint)
+        elif self.exp.policy_path.is_file():
+            self.ckpt = self.exp.policy_path  # optional: gives the random baseline the trained std
+        if self.schedule is not None:
+            for note in self.schedule.out_of_range(self.cfg.commands):
+                print(f"note: {note}", flush=True)
+
+    def ckpt_name(self) -> str | None:
+        if self.ckpt is None:
+            return None
+        try:
+            return str(self.ckpt.relative_to(self.exp.dir))
+        except ValueError:
+            return str(self.ckpt)
+
+    def policy(self, name: str, env: GymEnvWrapper) -> Policy:
+        if name == "trained":
+            assert self.ckpt is not None
+            return load_trained(self.ckpt, self.cfg, env, self.device)
+        if name == "zero":
+            return zero_policy(env.num_actions)
+        return random_policy(action_std(self.ckpt, self.cfg, env.num_actions), env.num_actions, self.seed)
+
+    def header(self, mode: str, num_envs: int) -> str:
+        a = self.args
+        onoff = lambda b: "on" if b else "off"  # noqa: E731
+        src = self.ckpt_name() or "no checkpoint"
+        return (f"{a.name}: {mode} '{getattr(self.cfg, 'name', '?')}' ({src}) with {num_envs} env(s) on "
+                f"{self.device}; randomize {onoff(a.randomize)}, noise {onoff(a.noise)}, push {onoff(a.push)}")
+
+
+# ----------------------------------------------------------------------------- modes
+def run_export(s: Session) -> None:
+    from model.export import check_export, export_policy, policy_metadata
+
+    env = build_env(play_cfg(s.cfg, s.args, 1, s.device, drive_commands=False), s.seed)
+    policy = s.policy("trained", env)
+    info = {"experiment": s.args.name, "checkpoint": s.ckpt_name(), "iteration": checkpoint_iteration(s.ckpt)}
+    paths = export_policy(policy, env, s.cfg, s.exp.export_dir, info)
+    diffs = check_export(s.exp.export_dir, policy_metadata(env, s.cfg), policy)
+    print(f"{s.args.name}: exported {s.ckpt_name()} to {s.exp.export_dir}: "
+          f"{', '.join(p.name for p in paths.values())}; actions match the checkpoint's policy "
+          f"(max |diff| onnx {diffs['onnx']:.1e}, jit {diffs['jit']:.1e})", flush=True)
+
+
+def run_check_export(s: Session) -> None:
+    import yaml
+
+    from model.export import YAML_NAME, check_export, policy_metadata
+
+    env = build_env(play_cfg(s.cfg, s.args, 1, s.device, drive_commands=False), s.seed)
+    ref = s.ckpt if s.args.checkpoint is not None else None
+    meta_path = s.exp.export_dir / YAML_NAME
+    if ref is None and meta_path.is_file():
+        try:
+            recorded = (yaml.safe_load(meta_path.read_text()) or {}).get("checkpoint")
+        except (yaml.YAMLError, AttributeError):
+            recorded = None
+        if recorded and (s.exp.dir / recorded).is_file():
+            ref = s.exp.dir / recorded
+    policy = load_trained(ref, s.cfg, env, s.device) if ref is not None else None
+    diffs = check_export(s.exp.export_dir, policy_metadata(env, s.cfg), policy)
+    against = f"the checkpoint {ref.relative_to(s.exp.dir) if ref else ''}" if ref else "each other"
+    print(f"{s.args.name}: {s.exp.export_dir} matches the config; ONNX and TorchScript agree with {against} "
+          f"(max |diff| onnx {diffs['onnx']:.1e}, jit {diffs['jit']:.1e})", flush=True)
+
+
+def run_record(s: Session) -> None:
+    from utils.video import VideoRecorder
+
+    a = s.args
+    probe_dt = float(s.cfg.sim.dt) * int(s.cfg.control.decimation)
+    steps = a.steps or (s.schedule.num_steps(probe_dt) if s.schedule else None) \
+        or int(math.ceil(float(s.cfg.env.episode_length_s) / probe_dt))
+    num_envs = a.num_envs or 1
+    drive = s.schedule is not None
+    cfg = play_cfg(s.cfg, a, num_envs, s.device, drive, episode_length_s=max(float(s.cfg.env.episode_length_s),
+                                                                             steps * probe_dt + 1.0))
+    env = build_env(cfg, s.seed)
+    policy = s.policy(s.policies[0], env)
+    driver = CommandDriver(env.task) if drive else None
+    if driver is not None:
+        driver.set(s.schedule.at(0.0))
+    robot, dt = env.robot, env.robot.dt
+    ref = min(max(int(cfg.viewer.ref_env), 0), num_envs - 1)
+    print(s.header("recording", num_envs) + f"; {steps} steps ({steps * dt:.1f} s)"
+          + (f", commands {s.schedule}" if s.schedule else ", the task's own commands"), flush=True)
+    obs, _ = env.reset()
+    v = cfg.viewer
+    recorder = VideoRecorder(robot.model, a.video, fps=1.0 / dt, track_body=robot.base_body_id,
+                             distance=v.distance, elevation=v.elevation, azimuth=v.azimuth, quality=a.video_quality)
+    falls = 0
+    try:
+        with torch.inference_mode():
+            for step in range(steps):
+                if driver is not None:
+                    driver.set(s.schedule.at(step * dt))
+                obs, _, _, done, info, _ = env.step(policy(obs))
+                falls += int((done & ~info["time_outs"])[ref])
+                recorder.add_frame(robot.sim.qpos[ref].cpu().numpy())
+    finally:
+        recorder.close()
+    w, h = recorder.size
+    print(f"{a.name}: wrote {a.video} ({recorder.frames} frames, {w}x{h}, {1.0 / dt:.2f} fps, "
+          f"{recorder.frames * dt:.1f} s; {falls} fall(s) of env {ref})", flush=True)
+
+
+def run_eval(s: Session) -> None:
+    a = s.args
+    n = a.eval
+    base = play_cfg(s.cfg, a, n, s.device, drive_commands=True)
+    dt = float(base.sim.dt) * int(base.control.decimation)
+    max_len = int(math.ceil(float(base.env.episode_length_s) / dt))
+    horizon = a.steps or max_len
+    if s.schedule is not None:
+        commands, mode = None, f"schedule {s.schedule}"
+    else:
+        commands, mode = eval_commands(base.commands, n, torch.Generator().manual_seed(s.seed))
+        commands = commands.to(s.device)
+    print(s.header("evaluating", n) + f"; {n} episodes of at most {min(horizon, max_len) * dt:.1f} s, "
+          f"commands: {mode}; policies: {', '.join(s.policies)}", flush=True)
+    results = {}
+    for name in s.policies:
+        env = build_env(base, s.seed)
+        driver = CommandDriver(env.task)
+        results[name] = evaluate(env, s.policy(name, env), driver, commands, horizon, schedule=s.schedule)
+    summaries = {name: r.summary for name, r in results.items()}
+    print(format_table(summaries), flush=True)
+
+    out_dir = Path(a.out) if a.out else s.exp.dir
+    first = next(iter(results.values()))
+    report = {
+        "experiment": a.name,
+        "config": getattr(s.cfg, "name", None),
+        "checkpoint": s.ckpt_name() if "trained" in s.policies else None,
+        "iteration": checkpoint_iteration(s.ckpt) if s.ckpt is not None and "trained" in s.policies else None,
+        "episodes": n,
+        "horizon_s": min(horizon, max_len) * dt,
+        "control_dt": dt,
+        "seed": s.seed,
+        "randomize": a.randomize, "noise": a.noise, "push": a.push,
+        "command_mode": mode,
+        "commands": first.per_env["command"],
+        "units": {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
+                  "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
+                  "energy_per_metre": "J/m"},
+        "policies": {name: {**r.summary, "per_env": r.per_env} for name, r in results.items()},
+    }
+    json_path = write_json(out_dir / "eval.json", round_floats(report))
+    png = plot_tracking(results, out_dir / "eval_tracking.png")
+    note = f" and {png}" if png else " (no eval_tracking.png: pip install matplotlib)"
+    print(f"{a.name}: wrote {json_path}{note}", flush=True)
+
+
+def run_watch(s: Session) -> None:
+    from env.viewer import display_available, run_viewer
+
+    if not display_available():
+        raise PlayError("no display ($DISPLAY is unset), so the interactive viewer cannot open; "
+                        f"record a video instead: python play.py --name {s.args.name} --video out.mp4")
+    a = s.args
+    num_envs = a.num_envs or 1
+    cfg = play_cfg(s.cfg, a, num_envs, s.device, drive_commands=True, episode_length_s=1.0e6)
+    env = build_env(cfg, s.seed)
+    policy = s.policy(s.policies[0], env)
+    driver = CommandDriver(env.task)
+    ref = min(max(int(cfg.viewer.ref_env), 0), num_envs - 1)
+    print(s.header("watching", num_envs), flush=True)
+    try:
+        run_viewer(env, policy, driver, cfg, steps=a.steps, ref_env=ref)
+    except ImportError as err:
+        raise PlayError(f"the interactive viewer needs glfw ({err}); pip install glfw, or use --video") from None
+    except RuntimeError as err:
+        raise PlayError(f"the interactive viewer failed to open: {' '.join(str(err).split())}; "
+                        "try --video out.mp4") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = get_play_args(argv)
+    from model.export import ExportError
+    from utils.video import VideoError
+
+    try:
+        session = Session(args)
+        if args.export:
+            run_export(session)
+        if args.check_export:
+            run_check_export(session)
+        if args.eval:
+            run_eval(session)
+        if args.video:
+            run_record(session)
+        if session.watch:
+            run_watch(session)
+    except (ConfigError, ExperimentError, ExportError, VideoError, PlayError, ValueError, FileNotFoundError) as err:
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

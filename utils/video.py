@@ -1,0 +1,151 @@
+"""Offscreen recording: MuJoCo's `Renderer` with a camera tracking the robot, written to mp4 by imageio.
+
+Headless machines render through EGL (GPU or Mesa's software llvmpipe) or
+OSMesa. MuJoCo picks its OpenGL backend from ``MUJOCO_GL`` when it is first
+imported, so `configure_headless_gl` must run before anything imports mujoco;
+play.py calls it first thing. If mujoco was imported earlier (a notebook, a
+test), `VideoRecorder` switches MuJoCo's offscreen context to the requested
+backend itself.
+
+Rendering defaults to "fast" (no shadows, reflections or multisampling),
+which is ~5x cheaper on a software renderer; "high" turns them back on.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+HEADLESS_GL = ("egl", "osmesa")
+QUALITIES = ("fast", "high")
+
+
+class VideoError(RuntimeError):
+    """Recording cannot work here; the message is one line saying what to install or set."""
+
+
+def configure_headless_gl(environ: dict[str, str] | None = None) -> str | None:
+    """Set ``MUJOCO_GL=egl`` when it is unset and there is no display (Linux); return the value in effect."""
+    env = os.environ if environ is None else environ
+    if not env.get("MUJOCO_GL") and sys.platform.startswith("linux") \
+            and not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
+        env["MUJOCO_GL"] = "egl"
+    return env.get("MUJOCO_GL") or None
+
+
+def _ensure_offscreen_context() -> None:
+    """Make MuJoCo's Renderer use MUJOCO_GL's backend even if mujoco was imported before it was set."""
+    wanted = os.environ.get("MUJOCO_GL", "").lower()
+    if wanted not in HEADLESS_GL:
+        return
+    try:
+        from mujoco.rendering.classic import gl_context
+    except ImportError:  # an older MuJoCo layout: nothing to fix up
+        return
+    if getattr(gl_context, "_MUJOCO_GL", wanted) == wanted:
+        return
+    if wanted == "egl":
+        from mujoco.egl import GLContext
+    else:
+        from mujoco.osmesa import GLContext
+    gl_context.GLContext = GLContext
+
+
+def _writer(path: Path, fps: float):
+    try:
+        import imageio.v2 as imageio
+        import imageio_ffmpeg  # noqa: F401  (the mp4 plugin's encoder)
+    except ImportError as err:
+        raise VideoError(f"recording needs imageio and imageio-ffmpeg ({err.name} is missing): "
+                         "pip install -e '.[video]'") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return imageio.get_writer(str(path), fps=fps, codec="libx264", quality=7, macro_block_size=16,
+                              ffmpeg_log_level="error", ffmpeg_params=["-preset", "veryfast"])
+
+
+class VideoRecorder:
+    """Render frames of one MuJoCo model state at a time and append them to an mp4.
+
+    Args:
+        model: the MjModel to render (the env's, with its PD gains; geometry is all that matters).
+        path: the mp4 to write.
+        fps: frames per second (play.py: 1 / control period, one frame per policy step).
+        track_body: body id the camera follows (the base); -1 for MuJoCo's default free camera.
+        distance, elevation, azimuth: camera placement around the tracked body (m, deg, deg).
+        width, height: pixels; at most the model's offscreen buffer (640 x 480 by default).
+        quality: "fast" (no shadows, reflections, multisampling) or "high".
+    """
+
+    def __init__(self, model: Any, path: str | os.PathLike, fps: float, track_body: int = -1,
+                 distance: float = 2.0, elevation: float = -20.0, azimuth: float = 135.0,
+                 width: int = 640, height: int = 480, quality: str = "fast"):
+        if quality not in QUALITIES:
+            raise ValueError(f"video quality must be one of {', '.join(QUALITIES)}, got '{quality}'")
+        _ensure_offscreen_context()
+        import mujoco
+
+        self._mujoco = mujoco
+        self.path = Path(path)
+        self.fps = float(fps)
+        self.model = model
+        self.data = mujoco.MjData(model)
+        width = min(width, int(model.vis.global_.offwidth))
+        height = min(height, int(model.vis.global_.offheight))
+        self.size = (width, height)
+        if quality == "fast":
+            model.vis.quality.offsamples = 0  # before the Renderer creates its framebuffer
+        try:
+            self.renderer = mujoco.Renderer(model, height, width)
+        except Exception as err:  # noqa: BLE001 - GL errors come as many types; report one line
+            backend = os.environ.get("MUJOCO_GL", "glfw (default)")
+            msg = " ".join(str(err).split())
+            raise VideoError(f"offscreen rendering failed with MUJOCO_GL={backend}: {msg}; on a headless Linux "
+                             "machine install libegl1 and libgl1-mesa-dri (MUJOCO_GL=egl) or libosmesa6 "
+                             "(MUJOCO_GL=osmesa)") from None
+        self.flags: dict[Any, int] = {}
+        if quality == "fast":
+            rnd = mujoco.mjtRndFlag
+            self.flags = {rnd.mjRND_SHADOW: 0, rnd.mjRND_REFLECTION: 0}
+        self.camera = mujoco.MjvCamera()
+        if track_body >= 0:
+            self.camera.type = mujoco.mjtCamera.mjCAMERA_TRACKING
+            self.camera.trackbodyid = int(track_body)
+            self.camera.distance = float(distance)
+            self.camera.elevation = float(elevation)
+            self.camera.azimuth = float(azimuth)
+        else:
+            mujoco.mjv_defaultFreeCamera(model, self.camera)
+        self._writer = _writer(self.path, self.fps)
+        self.frames = 0
+
+    def render(self, qpos: Any, qvel: Any = None):
+        """An (H, W, 3) uint8 image of the model at this state."""
+        mj = self._mujoco
+        self.data.qpos[:] = qpos
+        if qvel is not None:
+            self.data.qvel[:] = qvel
+        mj.mj_forward(self.model, self.data)
+        self.renderer.update_scene(self.data, self.camera)
+        for flag, value in self.flags.items():
+            self.renderer.scene.flags[flag] = value
+        return self.renderer.render()
+
+    def add_frame(self, qpos: Any, qvel: Any = None) -> None:
+        self._writer.append_data(self.render(qpos, qvel))
+        self.frames += 1
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self.renderer is not None:
+            self.renderer.close()
+            self.renderer = None
+
+    def __enter__(self) -> "VideoRecorder":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
