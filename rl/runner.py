@@ -25,7 +25,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import torch
 import yaml
@@ -159,8 +159,13 @@ class OnPolicyRunner:
 
     # ---- training ----------------------------------------------------------------------------
 
-    def learn(self, num_iterations: int) -> dict[str, float]:
-        """Run `num_iterations` more PPO iterations; returns the metrics of the last one."""
+    def learn(self, num_iterations: int,
+              on_iteration: Callable[[int, dict[str, float]], bool | None] | None = None) -> dict[str, float]:
+        """Run `num_iterations` more PPO iterations; returns the metrics of the last one.
+
+        ``on_iteration(iteration, metrics)`` is called after each iteration is logged
+        and saved; returning True stops training there (e.g. a wall-clock budget).
+        """
         self.stop_requested = False
         previous_handlers = self._install_signal_handlers()
         metrics: dict[str, float] = {}
@@ -183,6 +188,8 @@ class OnPolicyRunner:
                     self.save()
                     if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
                         self.save(self.model_dir / "all" / f"policy_{it}.pt")
+                if on_iteration is not None and on_iteration(it, metrics):
+                    break
                 if self.stop_requested:
                     self._print(f"{self.run_name}: stopped after iteration {it}")
                     break

@@ -223,3 +223,18 @@ def test_console_line(tmp_path, capsys):
     assert lines[1].startswith("run1#2 ")
     for word in ("fps", "surr", "value", "ent", "rew", "task", "len", "[2/2]", "it/s", "ETA"):
         assert word in lines[1], word
+
+
+def test_on_iteration_callback_sees_every_iteration_and_can_stop(tmp_path):
+    env = FakeEnv(num_envs=8)
+    runner = OnPolicyRunner(env, make_cfg(), None, "cpu", model_dir=tmp_path / "model", verbose=False)
+    seen = []
+
+    def budget(it, metrics):
+        seen.append((it, "surrogate" in metrics))
+        return it >= 3
+
+    runner.learn(100, on_iteration=budget)
+    assert seen == [(1, True), (2, True), (3, True)]
+    assert runner.current_iteration == 3
+    assert torch.load(tmp_path / "model" / "policy.pt", weights_only=False)["iteration"] == 3
