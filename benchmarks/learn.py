@@ -1,0 +1,219 @@
+"""Learning benchmark: train under a wall-clock budget, evaluate, plot the learning curve.
+
+    python benchmarks/learn.py --config go2 --minutes 45
+    python benchmarks/learn.py --config go2 --minutes 45 --algo rsl_rl   # same env, rsl-rl-lib's PPO
+
+Writes to benchmarks/results/<config>/:
+    curve_<algo>.json      per iteration: wall-clock minutes, env steps, mean task reward per step
+                           (1 = perfect tracking), RMS linear/yaw tracking error, episode length, falls
+    learning_curve.png     task reward and tracking error against minutes and env steps, every algo found
+    eval.json, eval_tracking.png   play.py's evaluation of our trained policy (with the zero and random
+                           baselines), run with randomisation and pushes as configured
+
+The policy trains into experiments/learn_<config>_<algo>/ (ignored by git).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from config import load_config  # noqa: E402
+from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
+from rl.runner import OnPolicyRunner  # noqa: E402
+from rl.seed import set_seed  # noqa: E402
+from utils.experiment import Experiment  # noqa: E402
+from utils.files import atomic_write_text  # noqa: E402
+from utils.progress import format_duration  # noqa: E402
+from utils.yaml import ParamsProcess  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+class CurveRecorder:
+    """Wraps the env's step to measure what a user compares runs by, whichever algorithm trains.
+
+    Per iteration (between two `flush` calls): mean task reward per env step, RMS of the
+    horizontal velocity error and of the yaw-rate error against the command, mean length of
+    the episodes that ended, and the fraction of them that ended by a fall.
+    """
+
+    def __init__(self, env: GymEnvWrapper):
+        self.env = env
+        self._step = env.step
+        env.step = self.step  # instance attribute shadows the method for every caller
+        self.start = time.perf_counter()
+        self.env_steps = 0
+        self.rows: list[dict] = []
+        self._clear()
+
+    def _clear(self) -> None:
+        self.n = self.steps_iter = 0
+        self.task = self.lin_sq = self.yaw_sq = 0.0
+        self.ended = self.falls = 0
+        self.length_sum = 0.0
+
+    def step(self, actions):
+        robot, task = self.env.robot, self.env.task
+        commands = task.commands.clone()
+        lengths = robot.episode_length_buf.clone()
+        obs, critic_obs, rew, done, info, task_rew = self._step(actions)
+        alive = ~done  # done envs were reset inside step: their state is a new episode's
+        lin_err = torch.sum(torch.square(robot.base_lin_vel[:, :2] - commands[:, :2]), dim=1)
+        yaw_err = torch.square(robot.base_ang_vel[:, 2] - commands[:, 2])
+        self.n += int(alive.sum())
+        self.lin_sq += float(lin_err[alive].sum())
+        self.yaw_sq += float(yaw_err[alive].sum())
+        self.task += float(task_rew.sum())
+        self.env_steps += self.env.num_envs
+        self.steps_iter += self.env.num_envs
+        ended = int(done.sum())
+        self.ended += ended
+        self.falls += int((done & ~info["time_outs"]).sum())
+        self.length_sum += float((lengths[done] + 1).sum()) * self.env.robot.dt
+        return obs, critic_obs, rew, done, info, task_rew
+
+    def flush(self, iteration: int) -> dict:
+        steps_this = max(1, self.n)
+        row = {
+            "iteration": iteration,
+            "minutes": (time.perf_counter() - self.start) / 60,
+            "env_steps": self.env_steps,
+            "task_reward_per_step": self.task / max(1, self.steps_iter),
+            "lin_vel_rmse": math.sqrt(self.lin_sq / steps_this),
+            "yaw_rate_rmse": math.sqrt(self.yaw_sq / steps_this),
+            "episode_length_s": self.length_sum / self.ended if self.ended else None,
+            "fall_fraction": self.falls / self.ended if self.ended else None,
+        }
+        self.rows.append(row)
+        self._clear()
+        return row
+
+
+def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder) -> OnPolicyRunner:
+    runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device="cpu", model_dir=experiment.model_dir,
+                            cfg_dict=cfg.to_dict(), run_name=experiment.name,
+                            verbose=False)  # report() prints the budget-aware line instead
+
+    def budget(it: int, metrics: dict) -> bool:
+        report(recorder.flush(it), budget_s)
+        return recorder.rows[-1]["minutes"] * 60 >= budget_s
+
+    runner.learn(10**9, on_iteration=budget)
+    runner.close()
+    return runner
+
+
+def train_rsl_rl(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder) -> None:
+    from benchmarks.rsl_rl_adapter import make_rsl_rl_runner, run_iterations
+
+    runner = make_rsl_rl_runner(env, cfg, str(experiment.log_dir), "cpu")
+    it = 0
+    while not recorder.rows or recorder.rows[-1]["minutes"] * 60 < budget_s:
+        run_iterations(runner, 1)
+        it += 1
+        report(recorder.flush(it), budget_s)
+
+
+def report(row: dict, budget_s: float) -> None:
+    done = row["minutes"] * 60
+    print(f"it {row['iteration']:5d}  {format_duration(done)}/{format_duration(budget_s)}  "
+          f"steps {row['env_steps']:>11,}  task/step {row['task_reward_per_step']:.3f}  "
+          f"lin rmse {row['lin_vel_rmse']:.3f}  yaw rmse {row['yaw_rate_rmse']:.3f}  "
+          f"ep len {row['episode_length_s'] or float('nan'):.1f}s  falls {row['fall_fraction'] if row['fall_fraction'] is not None else float('nan'):.2f}",
+          flush=True)
+
+
+def plot_curves(out_dir: Path) -> Path | None:
+    """learning_curve.png from every curve_<algo>.json in out_dir."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = {p.stem.removeprefix("curve_"): json.loads(p.read_text()) for p in sorted(out_dir.glob("curve_*.json"))}
+    if not curves:
+        return None
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    for algo, data in curves.items():
+        rows = data["rows"]
+        minutes = [r["minutes"] for r in rows]
+        steps = [r["env_steps"] / 1e6 for r in rows]
+        for col, x in enumerate([minutes, steps]):
+            axes[0][col].plot(x, [r["task_reward_per_step"] for r in rows], label=algo)
+            axes[1][col].plot(x, [r["lin_vel_rmse"] for r in rows], label=f"{algo} linear (m/s)")
+            axes[1][col].plot(x, [r["yaw_rate_rmse"] for r in rows], "--", label=f"{algo} yaw rate (rad/s)")
+    for col, label in enumerate(["wall-clock minutes", "env steps (millions)"]):
+        axes[0][col].set_ylabel("task reward per step (1 = perfect)")
+        axes[1][col].set_ylabel("RMS tracking error")
+        axes[1][col].set_xlabel(label)
+        for row in range(2):
+            axes[row][col].grid(alpha=0.3)
+            axes[row][col].legend(fontsize=8)
+    first = next(iter(curves.values()))
+    fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']}")
+    fig.tight_layout()
+    path = out_dir / "learning_curve.png"
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default="go2")
+    parser.add_argument("--minutes", type=float, default=45.0, help="wall-clock training budget")
+    parser.add_argument("--algo", choices=["ours", "rsl_rl"], default="ours")
+    parser.add_argument("--num_envs", type=int, default=None, help="overrides env.num_envs")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--eval_episodes", type=int, default=64, help="episodes of play.py --eval afterwards (0: skip)")
+    parser.add_argument("--out", default=None, help="results folder (default benchmarks/results/<config>)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    args = parser.parse_args(argv)
+
+    overrides = list(args.set) + ([f"env.num_envs={args.num_envs}"] if args.num_envs else [])
+    cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"])
+    out_dir = Path(args.out) if args.out else RESULTS / args.config
+    out_dir.mkdir(parents=True, exist_ok=True)
+    experiment = Experiment(f"learn_{args.config}_{args.algo}")
+    experiment.prepare_new(overwrite=True)
+    atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
+
+    set_seed(args.seed)
+    env = make_env(cfg)
+    recorder = CurveRecorder(env)
+    budget_s = args.minutes * 60
+    print(f"{args.algo} on {args.config}: {env.num_envs} envs, budget {format_duration(budget_s)}", flush=True)
+    trainer = train_ours if args.algo == "ours" else train_rsl_rl
+    trainer(env, cfg, experiment, budget_s, recorder)
+
+    import platform
+
+    curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
+             "seed": args.seed, "overrides": overrides, "torch_threads": torch.get_num_threads(),
+             "machine": f"{platform.machine()} x {len(__import__('os').sched_getaffinity(0))} cores",
+             "rows": recorder.rows}
+    atomic_write_text(out_dir / f"curve_{args.algo}.json", json.dumps(curve, indent=1) + "\n")
+    print(f"wrote {out_dir / f'curve_{args.algo}.json'} and {plot_curves(out_dir)}")
+
+    if args.algo == "ours" and args.eval_episodes > 0:
+        import play
+
+        code = play.main(["--name", experiment.name, "--eval", str(args.eval_episodes), "--policy", "trained,zero,random",
+                          "--out", str(out_dir), "--randomize", "--push"])
+        if code != 0:
+            return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
