@@ -116,7 +116,7 @@ def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float,
 def train_rsl_rl(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder) -> None:
     from benchmarks.rsl_rl_adapter import make_rsl_rl_runner, run_iterations
 
-    runner = make_rsl_rl_runner(env, cfg, str(experiment.log_dir), "cpu")
+    runner = make_rsl_rl_runner(env, cfg, str(experiment.log_dir), "cpu", verbose=False)
     it = 0
     while not recorder.rows or recorder.rows[-1]["minutes"] * 60 < budget_s:
         run_iterations(runner, 1)
