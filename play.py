@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import sys
 
-from utils.video import configure_headless_gl
+from utils.video import VideoError, configure_headless_gl, import_mujoco
 
 configure_headless_gl()  # before anything imports mujoco: MuJoCo picks its GL backend on import
+if __name__ == "__main__":
+    try:
+        import_mujoco()
+    except VideoError as _err:
+        print(f"error: {_err}", file=sys.stderr)
+        sys.exit(2)
 
 import math  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable  # noqa: E402
+from typing import Callable  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -58,8 +64,21 @@ def checkpoint_path(exp: Experiment, which: str | None) -> Path:
     return exp.checkpoint(which)
 
 
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(Path(path).relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 def pick_device(args, cfg: Cfg) -> str:
     if args.device is not None:
+        try:
+            device = torch.device(args.device)
+        except RuntimeError:
+            raise PlayError(f"--device '{args.device}' is not a torch device (e.g. cpu, cuda:0)") from None
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise PlayError(f"--device {args.device}: CUDA is not available on this machine; use --device cpu")
         return args.device
     saved = str(getattr(cfg.runner, "device", "cpu"))
     if saved.startswith("cuda") and not torch.cuda.is_available():
@@ -150,12 +169,7 @@ class Session:
                 print(f"note: {note}", flush=True)
 
     def ckpt_name(self) -> str | None:
-        if self.ckpt is None:
-            return None
-        try:
-            return str(self.ckpt.relative_to(self.exp.dir))
-        except ValueError:
-            return str(self.ckpt)
+        return None if self.ckpt is None else _relative(self.ckpt, self.exp.dir)
 
     def policy(self, name: str, env: GymEnvWrapper) -> Policy:
         if name == "trained":
@@ -204,7 +218,7 @@ def run_check_export(s: Session) -> None:
             ref = s.exp.dir / recorded
     policy = load_trained(ref, s.cfg, env, s.device) if ref is not None else None
     diffs = check_export(s.exp.export_dir, policy_metadata(env, s.cfg), policy)
-    against = f"the checkpoint {ref.relative_to(s.exp.dir) if ref else ''}" if ref else "each other"
+    against = f"the checkpoint {_relative(ref, s.exp.dir)}" if ref is not None else "each other"
     print(f"{s.args.name}: {s.exp.export_dir} matches the config; ONNX and TorchScript agree with {against} "
           f"(max |diff| onnx {diffs['onnx']:.1e}, jit {diffs['jit']:.1e})", flush=True)
 
@@ -322,7 +336,6 @@ def run_watch(s: Session) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = get_play_args(argv)
     from model.export import ExportError
-    from utils.video import VideoError
 
     try:
         session = Session(args)

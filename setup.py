@@ -18,9 +18,12 @@ setup(
         "gymnasium",
     ],
     extras_require={
-        "test": ["pytest", "hypothesis"],
-        "video": ["imageio", "imageio-ffmpeg"],
-        "export": ["onnx", "onnxruntime"],
+        # play.py's optional parts; the tests exercise all of them, so "test" pulls them in
+        "test": ["pytest", "hypothesis", "imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib"],
+        "video": ["imageio", "imageio-ffmpeg"],  # play.py --video (mp4 through ffmpeg)
+        "export": ["onnx", "onnxruntime"],  # play.py --export / --check-export
+        "plot": ["matplotlib"],  # play.py --eval's eval_tracking.png (eval.json needs nothing)
+        "play": ["imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib"],  # all of the above
         "gpu": ["mujoco-warp", "warp-lang"],
     },
 )

@@ -13,6 +13,7 @@ which is ~5x cheaper on a software renderer; "high" turns them back on.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from pathlib import Path
@@ -33,6 +34,20 @@ def configure_headless_gl(environ: dict[str, str] | None = None) -> str | None:
             and not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
         env["MUJOCO_GL"] = "egl"
     return env.get("MUJOCO_GL") or None
+
+
+def import_mujoco() -> None:
+    """Import mujoco, which sets up MUJOCO_GL's OpenGL backend; a missing GL library becomes a one-line VideoError."""
+    try:
+        import mujoco  # noqa: F401
+    except Exception as err:  # noqa: BLE001 - PyOpenGL reports missing libraries as all sorts of errors
+        gl = os.environ.get("MUJOCO_GL")
+        if not gl:
+            raise
+        msg = " ".join(f"{type(err).__name__}: {err}".split())[:200]
+        raise VideoError(f"mujoco could not set up MUJOCO_GL={gl} ({msg}); install its libraries (egl: libegl1 "
+                         "libegl-mesa0 libgl1-mesa-dri libopengl0; osmesa: libosmesa6) or choose another "
+                         "MUJOCO_GL") from None
 
 
 def _ensure_offscreen_context() -> None:
@@ -89,6 +104,7 @@ class VideoRecorder:
         self._mujoco = mujoco
         self.path = Path(path)
         self.fps = float(fps)
+        model = copy.copy(model)  # render settings below must not touch the caller's model
         self.model = model
         self.data = mujoco.MjData(model)
         width = min(width, int(model.vis.global_.offwidth))
