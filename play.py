@@ -27,7 +27,7 @@ import torch  # noqa: E402
 
 from config import ConfigError, apply_overrides  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
-from env.utils.command_schedule import NO_RESAMPLING_S, CommandDriver, CommandSchedule  # noqa: E402
+from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
 from rl.evaluation import (eval_commands, evaluate, format_table, parse_policy_list, plot_tracking,  # noqa: E402
                            random_policy, round_floats, write_json, zero_policy)
@@ -86,8 +86,7 @@ def pick_device(args, cfg: Cfg) -> str:
     return saved
 
 
-def play_cfg(cfg: Cfg, args, num_envs: int, device: str, drive_commands: bool,
-             episode_length_s: float | None = None) -> Cfg:
+def play_cfg(cfg: Cfg, args, num_envs: int, device: str, episode_length_s: float | None = None) -> Cfg:
     """A copy of the run's config for playing: randomisation, noise and pushes off unless asked."""
     cfg = ParamsProcess.from_dict(cfg.to_dict())
     cfg.env.num_envs = num_envs
@@ -103,8 +102,6 @@ def play_cfg(cfg: Cfg, args, num_envs: int, device: str, drive_commands: bool,
         cfg.domain_rand.push_robots = False
     if not args.noise and hasattr(cfg.noise, "add_noise"):
         cfg.noise.add_noise = False
-    if drive_commands:
-        cfg.commands.resampling_time = NO_RESAMPLING_S
     if episode_length_s is not None:
         cfg.env.episode_length_s = float(episode_length_s)
     return cfg
@@ -191,7 +188,7 @@ class Session:
 def run_export(s: Session) -> None:
     from model.export import check_export, export_policy, policy_metadata
 
-    env = build_env(play_cfg(s.cfg, s.args, 1, s.device, drive_commands=False), s.seed)
+    env = build_env(play_cfg(s.cfg, s.args, 1, s.device), s.seed)
     policy = s.policy("trained", env)
     info = {"experiment": s.args.name, "checkpoint": s.ckpt_name(), "iteration": checkpoint_iteration(s.ckpt)}
     paths = export_policy(policy, env, s.cfg, s.exp.export_dir, info)
@@ -206,7 +203,7 @@ def run_check_export(s: Session) -> None:
 
     from model.export import YAML_NAME, check_export, policy_metadata
 
-    env = build_env(play_cfg(s.cfg, s.args, 1, s.device, drive_commands=False), s.seed)
+    env = build_env(play_cfg(s.cfg, s.args, 1, s.device), s.seed)
     ref = s.ckpt if s.args.checkpoint is not None else None
     meta_path = s.exp.export_dir / YAML_NAME
     if ref is None and meta_path.is_file():
@@ -232,7 +229,7 @@ def run_record(s: Session) -> None:
         or int(math.ceil(float(s.cfg.env.episode_length_s) / probe_dt))
     num_envs = a.num_envs or 1
     drive = s.schedule is not None
-    cfg = play_cfg(s.cfg, a, num_envs, s.device, drive, episode_length_s=max(float(s.cfg.env.episode_length_s),
+    cfg = play_cfg(s.cfg, a, num_envs, s.device, episode_length_s=max(float(s.cfg.env.episode_length_s),
                                                                              steps * probe_dt + 1.0))
     env = build_env(cfg, s.seed)
     policy = s.policy(s.policies[0], env)
@@ -266,7 +263,7 @@ def run_record(s: Session) -> None:
 def run_eval(s: Session) -> None:
     a = s.args
     n = a.eval
-    base = play_cfg(s.cfg, a, n, s.device, drive_commands=True)
+    base = play_cfg(s.cfg, a, n, s.device)
     dt = float(base.sim.dt) * int(base.control.decimation)
     max_len = int(math.ceil(float(base.env.episode_length_s) / dt))
     horizon = a.steps or max_len
@@ -318,7 +315,7 @@ def run_watch(s: Session) -> None:
                         f"record a video instead: python play.py --name {s.args.name} --video out.mp4")
     a = s.args
     num_envs = a.num_envs or 1
-    cfg = play_cfg(s.cfg, a, num_envs, s.device, drive_commands=True, episode_length_s=1.0e6)
+    cfg = play_cfg(s.cfg, a, num_envs, s.device, episode_length_s=1.0e6)
     env = build_env(cfg, s.seed)
     policy = s.policy(s.policies[0], env)
     driver = CommandDriver(env.task)

@@ -35,6 +35,7 @@ class LocomotionTask(Task):
         super().__init__(env, cfg)
         self.curriculum = CommandCurriculum(c, n, dev)
         self.commands = torch.zeros(n, 3, device=dev)
+        self.held_commands: torch.Tensor | None = None  # set by hold_commands: play, evaluation, keyboard
         self.resample_steps = max(1, int(round(cfg.commands.resampling_time / env.dt)))
         self.history_length = int(cfg.env.history_length)
         self.obs_layout = policy_obs_layout(env.num_dof, self.gait is not None)
@@ -51,9 +52,26 @@ class LocomotionTask(Task):
         return REWARDS
 
     # ---------------------------------------------------------------- commands
+    def hold_commands(self, commands: torch.Tensor | None) -> None:
+        """Drive the task with commands from outside, (3,) for all envs or (N, 3); None resumes sampling.
+
+        Held commands replace the random ones at every resample (timer or reset),
+        so scripted schedules and evaluations see exactly what they asked for.
+        """
+        if commands is None:
+            self.held_commands = None
+            return
+        self.held_commands = commands.to(self.device, self.commands.dtype).expand(self.num_envs, 3).clone()
+        self.commands[:] = self.held_commands
+        if self.gait is not None:
+            self.gait.moving[:] = torch.norm(self.commands, dim=1) > 0
+
     def resample_commands(self, env_ids: torch.Tensor) -> None:
         c, n = self.cfg.commands, len(env_ids)
         if n == 0:
+            return
+        if self.held_commands is not None:
+            self.commands[env_ids] = self.held_commands[env_ids]
             return
         scaled = self.curriculum.scaled
         self.commands[env_ids, 0] = sample_uniform(*scaled(c.lin_vel_x), (n,), self.device)

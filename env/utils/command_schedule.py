@@ -13,9 +13,8 @@ A schedule is a list of (vx, vy, yaw rate) commands, each held for a duration:
 After the last entry ends its command is held. Units: m/s, m/s, rad/s, s.
 
 `CommandDriver` makes a task follow commands chosen from outside (a schedule,
-the keyboard, an evaluation grid) instead of its own random resampling: the
-task's `resample_commands` is replaced on that task object by one that writes
-the driver's commands, so episode resets keep them too.
+the keyboard, an evaluation grid) instead of its own random resampling, through
+the task's `hold_commands` hook, so episode resets keep them too.
 """
 
 from __future__ import annotations
@@ -31,7 +30,6 @@ import yaml
 Command = tuple[float, float, float]
 COMMAND_NAMES = ("vx", "vy", "yaw")  # m/s, m/s, rad/s
 RANGE_FIELDS = ("lin_vel_x", "lin_vel_y", "ang_vel_yaw")  # the config's commands.* range of each
-NO_RESAMPLING_S = 1.0e9  # s, commands.resampling_time that never comes
 
 
 class CommandScheduleError(ValueError):
@@ -206,23 +204,18 @@ class CommandDriver:
 
     Build it before the first ``env.reset()`` (so the first observation already
     carries the driven commands), then call `set` with one command for every env
-    or an (N, 3) tensor before each step. Build the env with
-    ``commands.resampling_time`` = `NO_RESAMPLING_S` so the task never resamples
-    on its own; episode resets call the task's `resample_commands`, which this
-    driver replaces on the task object to write its own commands.
+    or an (N, 3) tensor before each step. It uses the task's `hold_commands`
+    hook, so neither the resampling timer nor episode resets replace them.
     """
 
     def __init__(self, task: Any):
-        if not isinstance(getattr(task, "commands", None), torch.Tensor) or not hasattr(task, "resample_commands"):
+        if not isinstance(getattr(task, "commands", None), torch.Tensor) or not hasattr(task, "hold_commands"):
             raise ValueError(f"task {type(task).__name__} has no velocity commands to drive")
         self.task = task
         self.target = torch.zeros_like(task.commands)
-        task.resample_commands = self._resample  # instance attribute: shadows the task's own method
-
-    def _resample(self, env_ids: torch.Tensor) -> None:
-        self.task.commands[env_ids] = self.target[env_ids]
+        task.hold_commands(self.target)
 
     def set(self, commands: Sequence[float] | torch.Tensor) -> None:
         value = torch.as_tensor(commands, dtype=self.target.dtype).to(self.target.device)
         self.target[:] = value  # (3,) broadcasts to every env, (N, 3) sets each
-        self.task.commands[:] = self.target
+        self.task.hold_commands(self.target)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from env.gym_env_wrapper import make_env
-from env.utils.command_schedule import (NO_RESAMPLING_S, CommandDriver, CommandSchedule, CommandScheduleError,
+from env.utils.command_schedule import (CommandDriver, CommandSchedule, CommandScheduleError,
                                         clamp_to_ranges)
 
 
@@ -92,7 +92,6 @@ def test_out_of_range_notes_and_clamp():
 
 
 def test_driver_holds_commands_through_resets(qmini_cfg):
-    qmini_cfg.commands.resampling_time = NO_RESAMPLING_S
     qmini_cfg.env.episode_length_s = 0.1  # episodes end every few steps: resets must keep the command
     env = make_env(qmini_cfg)
     driver = CommandDriver(env.task)

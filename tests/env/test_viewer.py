@@ -3,7 +3,7 @@ import torch
 
 import env.viewer as viewer
 from env.gym_env_wrapper import make_env
-from env.utils.command_schedule import NO_RESAMPLING_S, CommandDriver
+from env.utils.command_schedule import CommandDriver
 from env.viewer import (KEY_BACKSPACE, KEY_DOWN, KEY_ENTER, KEY_KP, KEY_LEFT, KEY_PAGE_DOWN, KEY_PAGE_UP,
                         KEY_RIGHT, KEY_UP, apply_key, display_available, status_text)
 
@@ -81,7 +81,6 @@ class FakeViewer:
 
 
 def test_viewer_loop_drives_commands_from_keys(qmini_cfg, monkeypatch):
-    qmini_cfg.commands.resampling_time = NO_RESAMPLING_S
     env = make_env(qmini_cfg)
     driver = CommandDriver(env.task)
     FakeViewer.script = {1: [KEY_UP, KEY_UP], 3: [KEY_LEFT], 5: [KEY_BACKSPACE], 6: [KEY_ENTER]}
