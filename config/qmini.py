@@ -24,7 +24,7 @@ class qmini(Base):
         base_body = "base_link"  # body whose pose is the robot's base
         foot_sensors = ["foot_l_touch", "foot_r_touch"]  # touch sensors on the soles
         foot_velocity_sensors = ["foot_l_vel", "foot_r_vel"]  # world-frame sole velocities
-        termination_sensors = ["base_touch"]  # torso contact ends the episode
+        termination_sensors = ["base_touch", "knee_l_touch", "knee_r_touch"]  # torso or shank on the ground: fallen
         penalized_sensors = ["knee_l_touch", "knee_r_touch"]  # shank contact is penalised
         terminate_tilt = 0.8  # rad, base tilt from upright that ends an episode
         terminate_height = 0.25  # m, base height below which an episode ends
