@@ -9,6 +9,7 @@ import torch
 
 from config import load_config
 from env.sim.mj_model import load_mj_model
+from standing import projected_gravity, stand
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GO2_XML = REPO_ROOT / "assets" / "go2" / "go2.xml"
@@ -48,11 +49,6 @@ def cfg_model(cfg) -> mujoco.MjModel:
 
 def sensor(data, name) -> float:
     return float(data.sensor(name).data[0])
-
-
-def projected_gravity(data) -> np.ndarray:
-    rot = data.xmat[1].reshape(3, 3)  # body 1 = base_link
-    return rot.T @ np.array([0.0, 0.0, -1.0])
 
 
 def weight(model) -> float:
@@ -162,23 +158,9 @@ def test_only_robot_floor_contacts(model):
 
 def test_stands_in_default_pose(cfg, cfg_model):
     model = cfg_model
-    data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
-    lo, hi = model.jnt_range[1:].T
-    dt = model.opt.timestep
-    n_steps, n_settle = int(round(5.0 / dt)), int(round(0.5 / dt))
-    heights = np.empty(n_steps)
-    for k in range(n_steps):
-        data.ctrl[:] = DEFAULT_POSE
-        mujoco.mj_step(model, data)
-        heights[k] = data.qpos[2]
-        q = data.qpos[7:]
-        assert np.all(q >= lo - 1e-3) and np.all(q <= hi + 1e-3), (k, q)
-        assert projected_gravity(data)[2] < -0.98, k  # within ~11 deg of upright
-        assert np.all(np.isfinite(data.qpos))
-    settled = heights[n_settle - 1]
+    settled, after, data = stand(model, DEFAULT_POSE, min_upright=0.98)  # within ~11 deg of upright
     assert 0.22 < settled < 0.28, settled
-    assert np.abs(heights[n_settle:] - settled).max() < 0.03
+    assert np.abs(after - settled).max() < 0.03
     assert np.abs(data.qvel).max() < 2e-2  # at rest at the end
     assert abs(settled - cfg.rewards.base_height_target) < 0.02
 

@@ -6,6 +6,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from standing import projected_gravity, stand
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QMINI_XML = REPO_ROOT / "assets" / "qmini" / "qmini.xml"
 
@@ -37,11 +39,6 @@ def model() -> mujoco.MjModel:
 
 def sensor(model, data, name) -> float:
     return float(data.sensor(name).data[0])
-
-
-def projected_gravity(data) -> np.ndarray:
-    rot = data.xmat[1].reshape(3, 3)  # body 1 = base_link
-    return rot.T @ np.array([0.0, 0.0, -1.0])
 
 
 def test_total_mass(model):
@@ -117,27 +114,25 @@ def test_only_selected_geoms_collide(model):
         assert model.geom_conaffinity[g] == 1
 
 
+def config_model(dt: float) -> mujoco.MjModel:
+    """The model as training builds it: the config's solver settings and gains, at physics step dt."""
+    from config import load_config
+    from env.sim.mj_model import load_mj_model
+
+    return load_mj_model(load_config("qmini", [f"sim.dt={dt}"]))
+
+
+@pytest.mark.parametrize("source", ["mjcf", "config"])
 @pytest.mark.parametrize("dt", [0.005, 0.002])
-def test_stands_in_default_pose(model, dt):
-    model.opt.timestep = dt
+def test_stands_in_default_pose(model, dt, source):
+    if source == "config":
+        model = config_model(dt)
+    else:
+        model.opt.timestep = dt
     try:
-        data = mujoco.MjData(model)
-        mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
-        lo, hi = model.jnt_range[1:].T
-        n_steps = int(round(5.0 / dt))
-        n_settle = int(round(0.5 / dt))
-        heights = np.empty(n_steps)
-        for k in range(n_steps):
-            data.ctrl[:] = DEFAULT_POSE
-            mujoco.mj_step(model, data)
-            heights[k] = data.qpos[2]
-            q = data.qpos[7:]
-            assert np.all(q >= lo - 1e-3) and np.all(q <= hi + 1e-3), (k, q)
-            assert projected_gravity(data)[2] < -0.95, k
-        assert np.all(np.isfinite(data.qpos))
-        settled = heights[n_settle - 1]
+        settled, after, data = stand(model, DEFAULT_POSE)
         assert 0.40 < settled < 0.45
-        assert np.abs(heights[n_settle:] - settled).max() < 0.03
+        assert np.abs(after - settled).max() < 0.03
         assert np.abs(data.qvel).max() < 1e-2  # at rest at the end
 
         weight = model.body_mass.sum() * -model.opt.gravity[2]
