@@ -43,6 +43,9 @@ class qmini(Base):
         lin_vel_x = [-0.3, 0.7]  # m/s, forward velocity command range
         lin_vel_y = [0.0, 0.0]  # m/s, lateral velocity command range (none for Qmini)
         ang_vel_yaw = [-1.0, 1.0]  # rad/s, yaw-rate command range
+        gait_phase = True  # bool, a stepping clock in the observation and the gait_contact reward (bipeds need it)
+        gait_frequency = [1.5, 2.5]  # Hz, commanded stepping frequency range (reference: 0.5-3.5, learned)
+        gait_stance_ratio = 0.55  # fraction of a cycle each foot is down: a short double-support phase
 
     class rewards(Base.rewards):
         base_height_target = 0.42  # m, settled standing height of base_link
@@ -56,7 +59,9 @@ class qmini(Base):
             base_height = -10.0  # per m^2 s
             collision = -1.0  # per contact s
             termination = -5.0  # per termination
-            feet_air_time = 1.0  # per s of air time
+            feet_air_time = 0.0  # per s of air time (the gait schedule sets the swing instead)
+            gait_contact = 1.0  # per s, fraction of feet whose contact matches the gait schedule
+            foot_slip = -0.1  # per (m/s)^2 s, soles sliding on the ground
             alive = 0.5  # per s
 
     class domain_rand(Base.domain_rand):
@@ -69,6 +74,7 @@ class qmini(Base):
         max_iterations = 3000  # PPO iterations of a run
 
     class algorithm(Base.algorithm):
+        num_learning_epochs = 3  # passes over each rollout (reference), cheaper than 5 on a CPU
         gamma = 0.995  # discount per policy step (reference)
         entropy_coef = 0.001  # weight of the entropy bonus
 
