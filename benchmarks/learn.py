@@ -133,6 +133,19 @@ def report(row: dict, budget_s: float) -> None:
           flush=True)
 
 
+SMOOTH = 15  # iterations in the moving mean drawn over the raw curve
+
+
+def moving_mean(values: list[float], window: int) -> list[float]:
+    out, total = [], 0.0
+    for i, v in enumerate(values):
+        total += v
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
 def plot_curves(out_dir: Path) -> Path | None:
     """learning_curve.png from every curve_<algo>.json in out_dir."""
     import matplotlib
@@ -144,14 +157,19 @@ def plot_curves(out_dir: Path) -> Path | None:
     if not curves:
         return None
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-    for algo, data in curves.items():
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (algo, data) in enumerate(curves.items()):
         rows = data["rows"]
         minutes = [r["minutes"] for r in rows]
         steps = [r["env_steps"] / 1e6 for r in rows]
+        series = [(0, "task_reward_per_step", "-", algo), (1, "lin_vel_rmse", "-", f"{algo} linear (m/s)"),
+                  (1, "yaw_rate_rmse", "--", f"{algo} yaw rate (rad/s)")]
         for col, x in enumerate([minutes, steps]):
-            axes[0][col].plot(x, [r["task_reward_per_step"] for r in rows], label=algo)
-            axes[1][col].plot(x, [r["lin_vel_rmse"] for r in rows], label=f"{algo} linear (m/s)")
-            axes[1][col].plot(x, [r["yaw_rate_rmse"] for r in rows], "--", label=f"{algo} yaw rate (rad/s)")
+            for row, key, style, label in series:
+                y = [r[key] for r in rows]
+                # raw iterations faintly (pushes hit every env at once: spikes), a moving mean on top
+                axes[row][col].plot(x, y, style, color=colors[k], alpha=0.2, lw=0.8)
+                axes[row][col].plot(x, moving_mean(y, SMOOTH), style, color=colors[k], lw=1.6, label=label)
     for col, label in enumerate(["wall-clock minutes", "env steps (millions)"]):
         axes[0][col].set_ylabel("task reward per step (1 = perfect)")
         axes[1][col].set_ylabel("RMS tracking error")
@@ -160,7 +178,8 @@ def plot_curves(out_dir: Path) -> Path | None:
             axes[row][col].grid(alpha=0.3)
             axes[row][col].legend(fontsize=8)
     first = next(iter(curves.values()))
-    fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']}")
+    fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']} "
+                 f"(faint: per iteration, bold: mean of {SMOOTH})")
     fig.tight_layout()
     path = out_dir / "learning_curve.png"
     fig.savefig(path, dpi=80)
