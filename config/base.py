@@ -153,9 +153,9 @@ class Base:
         joint_friction_range = [0.5, 1.5]  # friction-loss scale factor, uniform range
         randomize_joint_damping = False  # bool, scale passive joint damping
         joint_damping_range = [0.5, 1.5]  # damping scale factor, uniform range
-        push_robots = True  # bool, random base velocity kicks
+        push_robots = True  # bool, random velocity impulses on the base
         push_interval_s = 15.0  # s, time between pushes
-        max_push_vel_xy = 1.0  # m/s, largest horizontal velocity kick
+        max_push_vel_xy = 1.0  # m/s, largest change of the base's horizontal velocity per axis
         max_action_latency = 0  # policy steps; each env applies its actions 0..this many steps late
 
     class noise:

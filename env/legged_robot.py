@@ -157,10 +157,14 @@ class LeggedRobotEnv:
         self.feet_air_time *= ~contact_filt
 
     def push_robots(self) -> None:
-        """Kick every base with a random horizontal velocity (world frame)."""
+        """Kick every base: a velocity impulse, a random horizontal change of its velocity (world frame).
+
+        legged_gym instead *sets* the velocity, so a robot walking at -1 m/s can be
+        thrown to +1 m/s; an impulse is what a shove does, whatever the gait.
+        """
         vmax = self.cfg.domain_rand.max_push_vel_xy
         kick = sample_uniform(-vmax, vmax, (self.num_envs, 2), self.device)
-        self.sim.qvel[:, 0:2] = kick.to(self.sim.qvel.device, self.sim.qvel.dtype)
+        self.sim.qvel[:, 0:2] += kick.to(self.sim.qvel.device, self.sim.qvel.dtype)
 
     # ---------------------------------------------------------------- resets
     def reset_idx(self, env_ids: torch.Tensor) -> None:

@@ -120,6 +120,18 @@ def test_pushes_kick_the_base(qmini_cfg):
     assert env.robot.sim.qvel[:, :2].abs().max() > 0.05
 
 
+def test_a_push_is_a_velocity_impulse(qmini_cfg):
+    env = make_env(qmini_cfg)
+    env.reset()
+    env.robot.sim.qvel[:, 0] = 0.5  # walking forward
+    before = env.robot.sim.qvel.clone()
+    env.robot.push_robots()
+    after = env.robot.sim.qvel
+    delta = after[:, :2] - before[:, :2]
+    assert delta.abs().max() <= 1.0 and delta.abs().max() > 0.05  # a change of velocity, not a new velocity
+    assert torch.equal(after[:, 2:], before[:, 2:])  # only the horizontal base velocity is kicked
+
+
 def test_zero_scale_drops_a_term_and_unknown_terms_fail(qmini_cfg):
     qmini_cfg.rewards.scales.alive = 0.0
     robot = LeggedRobotEnv(qmini_cfg)
