@@ -55,6 +55,8 @@ def _term(name: str, size: int, task: Any, cfg: Any) -> dict[str, Any]:
                     default_joint_pos(robot, cfg)),
         "dof_vel": ("rad/s", "joint velocities", [s.dof_vel] * size, zeros),
         "actions": ("1", "the previous action, clipped to +-clip_actions (before action_scale)", [1.0] * size, zeros),
+        "gait_clock": ("1, 1, Hz", "gait clock: sin(2 pi phase), cos(2 pi phase), stepping frequency; phase "
+                       "advances by frequency * control_dt each step (see gait in this file)", [1.0] * size, zeros),
     }
     if name not in known:
         return {"name": name, "size": size, "unit": None, "scale": None, "offset": None,
@@ -122,6 +124,21 @@ def policy_metadata(env: Any, cfg: Any) -> dict[str, Any]:
             "ang_vel_yaw": [float(v) for v in c.ang_vel_yaw],  # rad/s
             "zero_threshold": float(getattr(c, "zero_threshold", 0.0)),
         },
+        "gait": _gait(task),
+    }
+
+
+def _gait(task: Any) -> dict[str, Any] | None:
+    """The gait clock a robot program must run when the policy observes one (commands.gait_phase)."""
+    gait = getattr(task, "gait", None)
+    if gait is None:
+        return None
+    return {
+        "frequency_range": [float(v) for v in gait.frequency_range],  # Hz, the command it was trained on
+        "stance_ratio": float(gait.stance_ratio),
+        "foot_phase_offsets": [float(v) for v in gait.offsets.tolist()],
+        "update": "phase = (phase + frequency * control_dt) mod 1, phase = 0 at the start; foot i is meant to be "
+                  "down while (phase + offset_i) mod 1 < stance_ratio",
     }
 
 

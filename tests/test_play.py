@@ -110,7 +110,7 @@ def test_export_and_check(smoke, capsys):
     export = Experiment(smoke).dir / "export"
     assert {"policy.onnx", "policy.jit.pt", "policy.yaml"} <= {p.name for p in export.iterdir()}
     meta = yaml.safe_load((export / "policy.yaml").read_text())
-    assert meta["num_obs"] == 117 and len(meta["joint_names"]) == 10 and meta["iteration"] == 3
+    assert meta["num_obs"] == 3 * 42 and len(meta["joint_names"]) == 10 and meta["iteration"] == 3
     assert "actions match" in capsys.readouterr().out
     assert play.main(["--name", smoke, "--check-export"]) == 0
     assert "matches the config" in capsys.readouterr().out

@@ -92,7 +92,8 @@ def test_resume_with_different_sizes_names_both(experiments_dir, capsys):
     code = train.main(SMALL + ["--name", "b", "--resume", "a", "--set", "env.history_length=1", "--max_iterations", "1"])
     assert code == 2
     err = capsys.readouterr().err
-    assert "num_obs=117" in err and "num_obs=39" in err
+    frame = 42  # Qmini's policy frame: 9 + 3 x 10 joints + 3 gait clock
+    assert f"num_obs={3 * frame}" in err and f"num_obs={frame}" in err
 
 
 def test_same_seed_gives_the_same_first_iteration(experiments_dir):

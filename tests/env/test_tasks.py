@@ -21,6 +21,8 @@ def test_gait_schedule_alternates_feet_and_stands_at_zero_command():
 
 
 def test_gait_phase_adds_the_clock_to_the_observation_and_rewards_matching_contacts(qmini_cfg):
+    qmini_cfg.commands.gait_phase = False
+    qmini_cfg.rewards.scales.gait_contact = 0.0
     plain = make_env(qmini_cfg)
     qmini_cfg.commands.gait_phase = True
     qmini_cfg.rewards.scales.gait_contact = 1.0
@@ -37,6 +39,7 @@ def test_gait_phase_adds_the_clock_to_the_observation_and_rewards_matching_conta
 
 
 def test_gait_contact_without_gait_phase_is_an_error(qmini_cfg):
+    qmini_cfg.commands.gait_phase = False
     qmini_cfg.rewards.scales.gait_contact = 1.0
     env = make_env(qmini_cfg)
     env.reset()

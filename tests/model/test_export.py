@@ -77,7 +77,7 @@ def test_a_robot_program_can_rebuild_the_observation_from_the_yaml(env, exported
     robot, task = env.robot, env.task
     raw = {"base_ang_vel": lambda: robot.base_ang_vel, "projected_gravity": lambda: robot.projected_gravity,
            "commands": lambda: task.commands, "dof_pos": lambda: robot.dof_pos, "dof_vel": lambda: robot.dof_vel,
-           "actions": lambda: robot.actions}
+           "actions": lambda: robot.actions, "gait_clock": lambda: task.gait.observation()}
 
     def frame() -> torch.Tensor:
         parts = [(raw[t["name"]]() - torch.tensor(t["offset"])) * torch.tensor(t["scale"]) for t in meta["terms"]]
