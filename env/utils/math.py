@@ -5,13 +5,6 @@ from __future__ import annotations
 import torch
 
 
-def quat_rotate(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """Rotate vectors v (N, 3) from the body frame to the world frame by q (N, 4)."""
-    w, xyz = q[:, :1], q[:, 1:]
-    t = 2.0 * torch.cross(xyz, v, dim=1)
-    return v + w * t + torch.cross(xyz, t, dim=1)
-
-
 def quat_rotate_inverse(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """Rotate vectors v (N, 3) from the world frame into the body frame of q (N, 4)."""
     w, xyz = q[:, :1], q[:, 1:]
@@ -35,11 +28,6 @@ def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         aw * by - ax * bz + ay * bw + az * bx,
         aw * bz + ax * by - ay * bx + az * bw,
     ], dim=1)
-
-
-def yaw_from_quat(q: torch.Tensor) -> torch.Tensor:
-    w, x, y, z = q.unbind(1)
-    return torch.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
 
 
 def sample_uniform(low: float, high: float, shape: tuple[int, ...], device: torch.device, generator: torch.Generator | None = None) -> torch.Tensor:

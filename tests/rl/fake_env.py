@@ -10,6 +10,8 @@ different steps), so every `done` is a time-out.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 
 
@@ -73,7 +75,6 @@ def make_cfg(hidden: tuple[int, ...] = (32, 32), **sections: dict) -> "SimpleNam
 
     ``make_cfg(algorithm={"schedule": "fixed"})`` overrides single fields.
     """
-    from types import SimpleNamespace
 
     runner = dict(num_steps_per_env=16, max_iterations=1500, save_interval=50, seed=1, device="cpu",
                   log_interval=1)
