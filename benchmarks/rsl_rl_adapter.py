@@ -24,8 +24,8 @@ actor obs and of the critic obs); policy.init_noise_std -> actor GaussianDistrib
 init_std; policy.min_std/max_std -> its std_range; std_type "log" (a learnable log-std
 clamped to the range, as our `GaussianActor`; pass ``std_type="scalar"`` for rsl_rl's
 default learnable std). Observation groups: "policy" (actor obs) and "critic" (privileged
-critic obs), obs_groups {"actor": ["policy"], "critic": ["critic"]}. env.send_timeouts:
-extras["time_outs"] is sent (and bootstrapped) only when true; our runner always bootstraps.
+critic obs), obs_groups {"actor": ["policy"], "critic": ["critic"]}. extras["time_outs"]
+is the task's info["time_outs"], which env.send_timeouts already governs for both runners.
 
 No counterpart (rsl_rl uses instead):
 - algorithm.min_lr / max_lr: hard-coded 1e-5 / 1e-2 (our defaults; a warning if they differ).
@@ -110,7 +110,6 @@ class RslRlVecEnv(_VecEnv):
         self.max_episode_length = env.max_episode_length
         self.device = env.device
         self.cfg = env.cfg
-        self.send_timeouts = bool(getattr(getattr(env.cfg, "env", None), "send_timeouts", True))
         self.episode_stats = EpisodeStats(self.num_envs, self.device)
         self.last_task_rew = torch.zeros(self.num_envs, device=self.device)
         self.last_info: dict[str, Any] = {}
@@ -150,7 +149,7 @@ class RslRlVecEnv(_VecEnv):
         self.last_task_rew = task_rew
         self.last_info = info
         extras: dict[str, Any] = {}
-        if self.send_timeouts and "time_outs" in info:
+        if "time_outs" in info:
             extras["time_outs"] = info["time_outs"]
         if info.get("episode"):
             # a new dict: rsl_rl's logger reshapes the values it is given in place

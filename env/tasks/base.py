@@ -82,7 +82,9 @@ class Task:
         self.compute_rewards()
         self.task_rew_buf = self.task_reward()
 
-        info = {"time_outs": time_outs, "diverged": int(len(diverged)), "episode": {}}
+        # With send_timeouts off, a timeout is reported like any other episode end (no bootstrapping).
+        reported = time_outs if self.cfg.env.send_timeouts else torch.zeros_like(time_outs)
+        info = {"time_outs": reported, "diverged": int(len(diverged)), "episode": {}}
         done_ids = done.nonzero(as_tuple=False).flatten()
         if len(done_ids):
             info["episode"] = self._finish_episodes(done_ids)

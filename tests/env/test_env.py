@@ -182,3 +182,14 @@ def test_env_state_stays_usable_after_stepping_under_no_grad_and_inference_mode(
         env.step(torch.zeros(8, 10))
     env.reset()  # a second training call resets outside the collection context
     env.step(torch.zeros(8, 10))
+
+
+def test_send_timeouts_off_reports_timeouts_as_plain_episode_ends(qmini_cfg):
+    qmini_cfg.env.episode_length_s = 0.15
+    qmini_cfg.env.send_timeouts = False
+    qmini_cfg.domain_rand.push_robots = False
+    env = make_env(qmini_cfg)
+    env.reset()
+    for _ in range(env.max_episode_length):
+        *_, done, info, _ = env.step(torch.zeros(8, 10))
+    assert done.all() and not info["time_outs"].any()
