@@ -32,3 +32,15 @@ def stand(model: mujoco.MjModel, pose: np.ndarray, seconds: float = 5.0, settle_
         assert projected_gravity(data)[2] < -min_upright, k
         assert np.all(np.isfinite(data.qpos))
     return heights[n_settle - 1], heights[n_settle:], data
+
+
+def home_data(model: mujoco.MjModel, base_z: float, pose: np.ndarray) -> mujoco.MjData:
+    """Check keyframe home (base at base_z upright, joints and targets at pose); return its forwarded data."""
+    key = model.key("home")
+    np.testing.assert_allclose(key.qpos[:7], [0, 0, base_z, 1, 0, 0, 0])
+    np.testing.assert_allclose(key.qpos[7:], pose)
+    np.testing.assert_allclose(key.ctrl, pose)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, key.id)
+    mujoco.mj_forward(model, data)
+    return data

@@ -9,7 +9,7 @@ import torch
 
 from config import load_config
 from env.sim.mj_model import load_mj_model
-from standing import projected_gravity, stand
+from standing import home_data, projected_gravity, stand
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GO2_XML = REPO_ROOT / "assets" / "go2" / "go2.xml"
@@ -117,14 +117,7 @@ def test_config_gains_and_solver_reach_the_model(cfg, cfg_model):
 
 
 def test_home_keyframe_and_foot_geometry(model):
-    key = model.key("home")
-    np.testing.assert_allclose(key.qpos[:7], [0, 0, 0.29, 1, 0, 0, 0])
-    np.testing.assert_allclose(key.qpos[7:], DEFAULT_POSE)
-    np.testing.assert_allclose(key.ctrl, DEFAULT_POSE)
-
-    data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, key.id)
-    mujoco.mj_forward(model, data)
+    data = home_data(model, 0.29, DEFAULT_POSE)
     for leg in LEGS:
         g = model.geom(f"{leg}_foot").id
         assert model.geom_size[g][0] == pytest.approx(0.022)

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from standing import projected_gravity, stand
+from standing import home_data, projected_gravity, stand
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QMINI_XML = REPO_ROOT / "assets" / "qmini" / "qmini.xml"
@@ -81,14 +81,7 @@ def test_dof_and_actuator_order(model):
 
 
 def test_home_keyframe_and_foot_geometry(model):
-    key = model.key("home")
-    np.testing.assert_allclose(key.qpos[:7], [0, 0, 0.45, 1, 0, 0, 0])
-    np.testing.assert_allclose(key.qpos[7:], DEFAULT_POSE)
-    np.testing.assert_allclose(key.ctrl, DEFAULT_POSE)
-
-    data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, data, key.id)
-    mujoco.mj_forward(model, data)
+    data = home_data(model, 0.45, DEFAULT_POSE)
     base_z = data.qpos[2]
     soles = []
     for name in ("foot_l", "foot_r"):
