@@ -40,7 +40,9 @@ Known differences in the learning rule (both follow rsl_rl's PPO otherwise):
   observations (the first rollout runs un-normalised); ours updates before every step.
 - rsl_rl checks obs/rewards/dones for NaN every step (``check_for_nan``, on by default).
 - rsl_rl turns off torch.distributions argument validation process-wide; ours keeps it on.
-- Episode-length randomisation at start (``init_at_random_ep_len``) is off, as in ours.
+- Episode-length randomisation at start: rsl_rl's ``init_at_random_ep_len`` is not used
+  (it would re-randomise on every learn(1)); the env's clocks are spread once, here, when
+  ``runner.random_episode_start`` is on, exactly as our runner does.
 
 Stepping one iteration at a time: stock ``OnPolicyRunner.learn(1)`` does not reset the env
 (it reads `get_observations`, the cached last step) nor the algorithm, storage, normalisers
@@ -228,6 +230,8 @@ def make_rsl_rl_runner(env: Any, cfg: Any, log_dir: str | None, device: str = "c
     from rsl_rl.runners import OnPolicyRunner
 
     vec_env = RslRlVecEnv(env)
+    if getattr(cfg.runner, "random_episode_start", False):
+        env.spread_episode_starts()
     quiet = contextlib.nullcontext() if verbose else contextlib.redirect_stdout(io.StringIO())
     with quiet:
         runner = OnPolicyRunner(vec_env, rsl_rl_train_cfg(cfg, std_type=std_type), log_dir=log_dir, device=device)

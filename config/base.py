@@ -25,6 +25,7 @@ class Base:
         seed = 1  # RNG seed for torch, numpy and the env
         device = "cpu"  # torch device for the policy and the env tensors
         log_interval = 1  # iterations between console lines
+        random_episode_start = True  # bool, start training with each env's episode clock at a random point (spreads timeouts, pushes)
 
     class algorithm:
         value_loss_coef = 1.0  # weight of the value loss

@@ -44,6 +44,10 @@ class GymEnvWrapper:
             raise ValueError(f"actions must have shape ({self.num_envs}, {self.num_actions}), got {tuple(actions.shape)}")
         return self.task.step(actions)
 
+    def spread_episode_starts(self) -> None:
+        """Put every env at a random point of its episode (at the start of training)."""
+        self.robot.spread_episode_starts()
+
     @property
     def diverged_total(self) -> int:
         return self.robot.sim.diverged_total

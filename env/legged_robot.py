@@ -114,8 +114,10 @@ class LeggedRobotEnv:
         self.common_step_counter += 1
         self.refresh_state()
         self._update_feet_air_time()
-        if self.cfg.domain_rand.push_robots and self.common_step_counter % self.push_interval == 0:
-            self.push_robots()
+        if self.cfg.domain_rand.push_robots:
+            due = (self.episode_length_buf % self.push_interval == 0).nonzero(as_tuple=False).flatten()
+            if len(due):
+                self.push_robots(due)
         self.time_outs = self.episode_length_buf >= self.max_episode_length
         return diverged
 
@@ -156,15 +158,27 @@ class LeggedRobotEnv:
         self.feet_air_time_at_contact = self.feet_air_time * self.feet_first_contact
         self.feet_air_time *= ~contact_filt
 
-    def push_robots(self) -> None:
-        """Kick every base: a velocity impulse, a random horizontal change of its velocity (world frame).
+    def push_robots(self, env_ids: torch.Tensor) -> None:
+        """Kick the bases of env_ids: a velocity impulse, a random horizontal change of velocity (world frame).
 
+        Each env is pushed on its own episode clock (every push_interval_s into the
+        episode), not on a global one: with episode starts spread out, every rollout
+        holds a few recoveries instead of one rollout in ~30 holding all of them.
         legged_gym instead *sets* the velocity, so a robot walking at -1 m/s can be
         thrown to +1 m/s; an impulse is what a shove does, whatever the gait.
         """
         vmax = self.cfg.domain_rand.max_push_vel_xy
-        kick = sample_uniform(-vmax, vmax, (self.num_envs, 2), self.device)
-        self.sim.qvel[:, 0:2] += kick.to(self.sim.qvel.device, self.sim.qvel.dtype)
+        kick = sample_uniform(-vmax, vmax, (len(env_ids), 2), self.device).to(self.sim.qvel.device, self.sim.qvel.dtype)
+        rows = env_ids.to(self.sim.qvel.device)
+        self.sim.qvel[rows, 0:2] += kick
+
+    def spread_episode_starts(self) -> None:
+        """Set every env's episode clock to a random point of its episode.
+
+        Used once at the start of training (rsl_rl's init_at_random_ep_len): otherwise all
+        envs time out, resample commands and get pushed in the same step, all run long.
+        """
+        self.episode_length_buf.random_(0, int(self.max_episode_length))  # in place: the task holds no copy, but may
 
     # ---------------------------------------------------------------- resets
     def reset_idx(self, env_ids: torch.Tensor) -> None:

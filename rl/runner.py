@@ -13,7 +13,8 @@ second Ctrl-C aborts at once with KeyboardInterrupt.
 The env interface (see env/gym_env_wrapper.py): attributes ``num_envs, num_obs,
 num_critic_obs, num_actions, device, max_episode_length``; ``reset() -> (obs,
 critic_obs)``; ``step(actions) -> (obs, critic_obs, rew, done, info, task_rew)``
-with ``info["time_outs"]``, ``info["episode"]`` and ``info["diverged"]``.
+with ``info["time_outs"]``, ``info["episode"]`` and ``info["diverged"]``; and, when
+``cfg.runner.random_episode_start`` is on, ``spread_episode_starts()``.
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class OnPolicyRunner:
         self.num_steps_per_env: int = cfg.runner.num_steps_per_env
         self.save_interval: int = save_interval if save_interval is not None else cfg.runner.save_interval
         self.log_interval: int = max(1, getattr(cfg.runner, "log_interval", 1))
+        self.random_episode_start: bool = bool(getattr(cfg.runner, "random_episode_start", False))
         self.keep_all = keep_all
         self.verbose = verbose
 
@@ -237,6 +239,8 @@ class OnPolicyRunner:
 
     def _reset_env(self) -> tuple[torch.Tensor, torch.Tensor]:
         obs, critic_obs = self.env.reset()
+        if self.random_episode_start:
+            self.env.spread_episode_starts()
         self.episode_stats.reset_envs()
         with torch.no_grad():
             return self._normalize(obs, critic_obs)

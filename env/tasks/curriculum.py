@@ -20,17 +20,20 @@ class CommandCurriculum:
         self.step = float(commands.curriculum_step)
         self.threshold = float(commands.curriculum_threshold)
         self.tracking_sum = torch.zeros(num_envs, device=device)
+        self.steps = torch.zeros(num_envs, device=device)  # own count: an episode clock may start mid-episode
 
     def scaled(self, bounds: list[float]) -> tuple[float, float]:
         return bounds[0] * self.level, bounds[1] * self.level
 
     def accumulate(self, tracking_kernel: torch.Tensor) -> None:
         self.tracking_sum += tracking_kernel
+        self.steps += 1
 
-    def finish_episodes(self, env_ids: torch.Tensor, lengths: torch.Tensor) -> None:
+    def finish_episodes(self, env_ids: torch.Tensor) -> None:
         """Promote on the finished episodes' mean tracking; clear their sums."""
         if self.enabled and len(env_ids):
-            per_step = self.tracking_sum[env_ids] / lengths.clamp(min=1)
+            per_step = self.tracking_sum[env_ids] / self.steps[env_ids].clamp(min=1)
             if float(per_step.mean()) > self.threshold:
                 self.level = min(1.0, self.level + self.step)
         self.tracking_sum[env_ids] = 0.0
+        self.steps[env_ids] = 0.0

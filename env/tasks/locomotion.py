@@ -154,6 +154,6 @@ class LocomotionTask(Task):
 
     def _finish_episodes(self, env_ids: torch.Tensor) -> dict[str, torch.Tensor]:
         out = super()._finish_episodes(env_ids)
-        self.curriculum.finish_episodes(env_ids, self.env.episode_length_buf[env_ids].float())
+        self.curriculum.finish_episodes(env_ids)
         out["curriculum_level"] = torch.tensor(self.curriculum.level)
         return out

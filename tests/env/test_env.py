@@ -120,12 +120,34 @@ def test_pushes_kick_the_base(qmini_cfg):
     assert env.robot.sim.qvel[:, :2].abs().max() > 0.05
 
 
+def test_each_env_is_pushed_on_its_own_episode_clock(qmini_cfg, monkeypatch):
+    qmini_cfg.domain_rand.push_interval_s = 0.045  # 3 policy steps
+    env = make_env(qmini_cfg)
+    env.reset()
+    pushed = []
+    monkeypatch.setattr(env.robot, "push_robots", lambda ids: pushed.append(ids.tolist()))
+    env.robot.episode_length_buf[:] = torch.tensor([2, 2, 0, 0, 1, 1, 5, 5])  # +1 this step: 3, 1, 2, 6 due
+    env.step(torch.zeros(8, 10))
+    assert pushed == [[0, 1, 6, 7]]
+
+
+def test_spread_episode_starts_covers_the_episode(qmini_cfg):
+    qmini_cfg.env.num_envs = 64
+    env = make_env(qmini_cfg)
+    env.reset()
+    buf = env.robot.episode_length_buf
+    env.spread_episode_starts()
+    assert env.robot.episode_length_buf is buf  # in place
+    assert buf.min() >= 0 and buf.max() < env.max_episode_length
+    assert buf.float().std() > env.max_episode_length / 8  # uniform: std is max/sqrt(12)
+
+
 def test_a_push_is_a_velocity_impulse(qmini_cfg):
     env = make_env(qmini_cfg)
     env.reset()
     env.robot.sim.qvel[:, 0] = 0.5  # walking forward
     before = env.robot.sim.qvel.clone()
-    env.robot.push_robots()
+    env.robot.push_robots(torch.arange(8))
     after = env.robot.sim.qvel
     delta = after[:, :2] - before[:, :2]
     assert delta.abs().max() <= 1.0 and delta.abs().max() > 0.05  # a change of velocity, not a new velocity

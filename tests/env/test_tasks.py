@@ -56,13 +56,13 @@ def test_curriculum_starts_narrow_and_widens_on_good_tracking(qmini_cfg):
     assert cur.level == pytest.approx(0.3)
     assert env.task.commands[:, 0].max() <= 0.7 * 0.3 + 1e-6 and env.task.commands[:, 0].min() >= -0.3 * 0.3 - 1e-6
     ids = torch.arange(4)
-    cur.tracking_sum[ids] = 90.0
-    cur.finish_episodes(ids, torch.full((4,), 100.0))  # 0.9 per step > threshold 0.75
+    cur.tracking_sum[ids], cur.steps[ids] = 90.0, 100.0
+    cur.finish_episodes(ids)  # 0.9 per step > threshold 0.75
     assert cur.level == pytest.approx(0.4)
-    cur.tracking_sum[ids] = 10.0
-    cur.finish_episodes(ids, torch.full((4,), 100.0))  # poor tracking: no promotion
+    cur.tracking_sum[ids], cur.steps[ids] = 10.0, 100.0
+    cur.finish_episodes(ids)  # poor tracking: no promotion
     assert cur.level == pytest.approx(0.4)
-    assert (cur.tracking_sum[ids] == 0).all()
+    assert (cur.tracking_sum[ids] == 0).all() and (cur.steps[ids] == 0).all()
 
 
 def test_curriculum_off_uses_full_ranges():

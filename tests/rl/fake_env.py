@@ -77,7 +77,7 @@ def make_cfg(hidden: tuple[int, ...] = (32, 32), **sections: dict) -> "SimpleNam
     """
 
     runner = dict(num_steps_per_env=16, max_iterations=1500, save_interval=50, seed=1, device="cpu",
-                  log_interval=1)
+                  log_interval=1, random_episode_start=False)
     algorithm = dict(value_loss_coef=1.0, use_clipped_value_loss=True, clip_param=0.2, entropy_coef=0.005,
                      num_learning_epochs=5, num_mini_batches=4, learning_rate=1.0e-3, schedule="adaptive",
                      gamma=0.99, lam=0.95, desired_kl=0.01, max_grad_norm=1.0, min_lr=1.0e-5, max_lr=1.0e-2)

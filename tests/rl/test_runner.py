@@ -238,3 +238,22 @@ def test_on_iteration_callback_sees_every_iteration_and_can_stop(tmp_path):
     assert seen == [(1, True), (2, True), (3, True)]
     assert runner.current_iteration == 3
     assert torch.load(tmp_path / "model" / "policy.pt", weights_only=False)["iteration"] == 3
+
+
+class _SpreadCountingEnv(FakeEnv):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.spread_calls = 0
+
+    def spread_episode_starts(self) -> None:
+        self.spread_calls += 1
+
+
+@pytest.mark.parametrize("spread", [True, False])
+def test_random_episode_start_spreads_the_env_once_per_learn(spread):
+    env = _SpreadCountingEnv(num_envs=8)
+    runner = OnPolicyRunner(env, make_cfg(runner={"random_episode_start": spread}), None, "cpu", verbose=False)
+    runner.learn(2)
+    assert env.spread_calls == int(spread)
+    runner.learn(1)  # a resumed learn spreads again, as its reset synchronises the clocks
+    assert env.spread_calls == 2 * int(spread)
