@@ -167,7 +167,7 @@ def plot_curves(out_dir: Path) -> Path | None:
         for col, x in enumerate([minutes, steps]):
             for row, key, style, label in series:
                 y = [r[key] for r in rows]
-                # raw iterations faintly (pushes hit every env at once: spikes), a moving mean on top
+                # raw iterations faintly, a moving mean on top
                 axes[row][col].plot(x, y, style, color=colors[k], alpha=0.2, lw=0.8)
                 axes[row][col].plot(x, moving_mean(y, SMOOTH), style, color=colors[k], lw=1.6, label=label)
     for col, label in enumerate(["wall-clock minutes", "env steps (millions)"]):
@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--eval_episodes", type=int, default=64, help="episodes of play.py --eval afterwards (0: skip)")
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results/<config>)")
+    parser.add_argument("--experiment", default=None, help="experiment name (default learn_<config>_<algo>)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
     args = parser.parse_args(argv)
 
@@ -203,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"])
     out_dir = Path(args.out) if args.out else RESULTS / args.config
     out_dir.mkdir(parents=True, exist_ok=True)
-    experiment = Experiment(f"learn_{args.config}_{args.algo}")
+    experiment = Experiment(args.experiment or f"learn_{args.config}_{args.algo}")
     experiment.prepare_new(overwrite=True)
     atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
 

@@ -1,0 +1,55 @@
+"""benchmarks/compare.py's bookkeeping, on synthetic learning curves (no training)."""
+
+import json
+
+import pytest
+
+from benchmarks import compare
+
+
+def _curve(algo: str, seed: int, rewards: list[float], minutes_per_it: float = 1.0) -> dict:
+    rows = [{"iteration": i + 1, "minutes": (i + 1) * minutes_per_it, "env_steps": (i + 1) * 1000,
+             "task_reward_per_step": r, "lin_vel_rmse": 1 - r, "yaw_rate_rmse": 0.5 * (1 - r)}
+            for i, r in enumerate(rewards)]
+    return {"config": "go2", "algo": algo, "seed": seed, "machine": "x86_64 x 1 cores", "rows": rows}
+
+
+def _write(folder, curve):
+    seed_dir = folder / f"seed{curve['seed']}"
+    seed_dir.mkdir(parents=True, exist_ok=True)
+    (seed_dir / f"curve_{curve['algo']}.json").write_text(json.dumps(curve))
+
+
+def test_final_metrics_average_the_last_tenth_of_the_minutes():
+    rewards = [0.1] * 18 + [0.8, 0.9]  # 20 minutes; the last 10% is minutes 18..20
+    final = compare.final_metrics(_curve("ours", 1, rewards)["rows"])
+    assert final["tail_iterations"] == 3  # minutes 18, 19, 20
+    assert final["task_reward_per_step"] == pytest.approx((0.1 + 0.8 + 0.9) / 3)
+    assert final["iterations"] == 20 and final["env_steps"] == 20_000
+
+
+def test_summary_compares_the_seed_means(tmp_path):
+    for seed, (ours, rsl) in enumerate([(0.90, 0.88), (0.92, 0.90), (0.94, 0.89)], start=1):
+        _write(tmp_path, _curve("ours", seed, [0.5] * 10 + [ours] * 10))
+        _write(tmp_path, _curve("rsl_rl", seed, [0.5] * 10 + [rsl] * 10))
+    summary = compare.summarize(tmp_path)
+    assert summary["algos"]["ours"]["seeds"] == 3
+    assert summary["algos"]["ours"]["mean"] == pytest.approx(0.92)
+    assert summary["algos"]["rsl_rl"]["mean"] == pytest.approx(0.89)
+    assert summary["algos"]["ours"]["std"] == pytest.approx(0.02)
+    assert summary["ours_minus_rsl_rl"]["mean"] == pytest.approx(0.03)
+    assert 0 < summary["ours_minus_rsl_rl"]["standard_error"] < 0.03
+
+
+def test_summarize_mode_writes_json_and_plot(tmp_path, capsys):
+    _write(tmp_path, _curve("ours", 1, [0.2, 0.5, 0.7, 0.8]))
+    _write(tmp_path, _curve("rsl_rl", 1, [0.1, 0.4, 0.6, 0.7], minutes_per_it=1.1))
+    assert compare.main(["--summarize", "--out", str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "compare.json").read_text())["runs"]["ours"]["1"]["iterations"] == 4
+    assert (tmp_path / "compare.png").read_bytes()[:4] == b"\x89PNG"
+    assert "ours - rsl_rl: +0.1000" in capsys.readouterr().out
+
+
+def test_summarize_without_runs_says_where_it_looked(tmp_path, capsys):
+    assert compare.main(["--summarize", "--out", str(tmp_path)]) == 1
+    assert str(tmp_path) in capsys.readouterr().err
