@@ -34,7 +34,6 @@ No counterpart (rsl_rl uses instead):
   iteration, seeded by the caller, `device` argument.
 
 Known differences in the learning rule (both follow rsl_rl's PPO otherwise):
-- Gradient clipping: rsl_rl clips actor and critic norms separately, ours jointly.
 - Minibatches: rsl_rl uses one permutation for all epochs, ours draws one per epoch.
 - Normaliser: rsl_rl updates it once per iteration, after the update, from the rollout's
   observations (the first rollout runs un-normalised); ours updates before every step.

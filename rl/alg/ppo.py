@@ -12,7 +12,9 @@ Quantities that match rsl_rl (PPO of rsl_rl 1.x/2.x, non-recurrent):
   terminal state and the critic learns that the end of time is a cliff.
 - Clipped surrogate, value loss clipped around the old values (``use_clipped_value_loss``),
   entropy bonus, ``loss = surr + value_loss_coef * value_loss - entropy_coef * entropy``.
-- Gradient norm of all parameters clipped to ``max_grad_norm``.
+- Gradient norms clipped to ``max_grad_norm``, the actor's and the critic's separately
+  (as rsl_rl 5.x; 1.x/2.x clipped them jointly, so a large value-loss gradient also
+  shrank the policy's step).
 - Adaptive learning rate: before each minibatch step the exact KL between the
   rollout's Gaussians and the current ones is averaged over the minibatch;
   ``lr /= 1.5`` if KL > 2 * desired_kl, ``lr *= 1.5`` if 0 < KL < desired_kl / 2.
@@ -153,7 +155,7 @@ class PPO:
             loss = surrogate_loss + self.value_loss_coef * value_loss - self.entropy_coef * entropy
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            nn.utils.clip_grad_norm_(self.params, self.max_grad_norm)
+            self._clip_gradients()
             self.optimizer.step()
 
             with torch.no_grad():
@@ -169,6 +171,15 @@ class PPO:
         metrics = {k: float(v) / max(num_updates, 1) for k, v in sums.items()}  # one sync per metric
         metrics["learning_rate"] = self.learning_rate
         return metrics
+
+    def _clip_gradients(self) -> None:
+        """Clip the actor's and the critic's gradient norms each to max_grad_norm.
+
+        Separately, so that the critic's gradient, which is often the larger, cannot
+        shrink the policy's step.
+        """
+        nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm)
+        nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm)
 
     def _adapt_learning_rate(self, kl: torch.Tensor) -> None:
         kl_mean = float(kl)  # rsl_rl syncs here too: the lr must be known before this step

@@ -91,6 +91,19 @@ def test_adaptive_lr_goes_up_when_kl_is_small_and_fixed_keeps_it():
     assert fixed.learning_rate == 1e-3 and fixed.optimizer.param_groups[0]["lr"] == 1e-3
 
 
+def test_a_large_critic_gradient_does_not_shrink_the_actor_step():
+    ppo = _ppo(max_grad_norm=1.0)
+    for p in ppo.actor.parameters():
+        p.grad = torch.full_like(p, 1e-3)  # actor norm well below 1
+    for p in ppo.critic.parameters():
+        p.grad = torch.full_like(p, 10.0)  # critic norm far above 1
+    actor_before = [p.grad.clone() for p in ppo.actor.parameters()]
+    ppo._clip_gradients()
+    assert all(torch.equal(a, p.grad) for a, p in zip(actor_before, ppo.actor.parameters()))
+    critic_norm = torch.norm(torch.stack([p.grad.norm() for p in ppo.critic.parameters()]))
+    assert critic_norm == pytest.approx(1.0, rel=1e-4)
+
+
 def test_bad_schedule():
     with pytest.raises(ValueError):
         _ppo(schedule="cosine")
