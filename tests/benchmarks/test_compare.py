@@ -53,3 +53,23 @@ def test_summarize_mode_writes_json_and_plot(tmp_path, capsys):
 def test_summarize_without_runs_says_where_it_looked(tmp_path, capsys):
     assert compare.main(["--summarize", "--out", str(tmp_path)]) == 1
     assert str(tmp_path) in capsys.readouterr().err
+
+
+def test_rsl_rl_checkpoint_is_read_as_normaliser_then_mlp(tmp_path):
+    import torch
+    from types import SimpleNamespace
+
+    from benchmarks.eval_compare import load_rsl_rl_actor
+    from model.mlp import build_mlp
+
+    mlp = build_mlp(5, [8, 8], 3, "elu")
+    mean, std = torch.randn(1, 5), torch.rand(1, 5) + 0.5
+    state = {f"mlp.{k}": v for k, v in mlp.state_dict().items()}
+    state.update({"obs_normalizer._mean": mean, "obs_normalizer._std": std, "distribution.log_std_param": torch.zeros(3)})
+    path = tmp_path / "model_300.pt"
+    torch.save({"actor_state_dict": state, "iter": 300}, path)
+    cfg = SimpleNamespace(policy=SimpleNamespace(actor_hidden_dims=[8, 8], activation="elu"))
+    act = load_rsl_rl_actor(path, cfg)
+    obs = torch.randn(4, 5)
+    with torch.no_grad():
+        assert torch.allclose(act(obs), mlp((obs - mean) / (std + 1e-2)), atol=1e-6)

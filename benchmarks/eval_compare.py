@@ -1,0 +1,112 @@
+"""Evaluate ours and rsl_rl's policies from a compare.py run at the same iteration, deterministically.
+
+    python benchmarks/eval_compare.py --config go2 --seeds 1 2 --iteration 300
+    python benchmarks/eval_compare.py --config go2 --seeds 1 2 --iteration 300 --out benchmarks/results/go2/compare
+
+compare.py's task reward is measured on the training rollouts, with the
+exploration noise of each run's current action std, so a run whose std has
+shrunk further scores higher for the same mean action. This script takes the
+checkpoints both runs saved at one iteration (same env steps), runs play.py's
+evaluation on each with the *mean* action (randomisation and pushes on, same
+commands and seed for both), and writes eval_iteration<N>.json to the compare
+folder. rsl_rl's checkpoint (normaliser + MLP, rsl-rl-lib 5.x layout) is read
+without rsl_rl installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from benchmarks.learn import RESULTS  # noqa: E402
+from env.utils.command_schedule import CommandDriver  # noqa: E402
+from model.mlp import build_mlp  # noqa: E402
+from play import build_env, load_trained, play_cfg  # noqa: E402
+from rl.evaluation import eval_commands, evaluate  # noqa: E402
+from utils.experiment import Experiment  # noqa: E402
+from utils.files import atomic_write_text  # noqa: E402
+from utils.yaml import ParamsProcess  # noqa: E402
+
+
+def load_rsl_rl_actor(path: Path, cfg) -> Callable[[torch.Tensor], torch.Tensor]:
+    """obs -> mean action from an rsl-rl-lib 5.x checkpoint (obs_normalizer + mlp of the actor)."""
+    state = torch.load(path, map_location="cpu", weights_only=False)["actor_state_dict"]
+    mlp_state = {k.removeprefix("mlp."): v for k, v in state.items() if k.startswith("mlp.")}
+    last = max(int(key.split(".")[0]) for key in mlp_state)
+    num_obs, num_actions = state["mlp.0.weight"].shape[1], mlp_state[f"{last}.weight"].shape[0]
+    mlp = build_mlp(num_obs, cfg.policy.actor_hidden_dims, num_actions, cfg.policy.activation)
+    mlp.load_state_dict(mlp_state)
+    mlp.eval()
+    mean, std = state.get("obs_normalizer._mean"), state.get("obs_normalizer._std")
+
+    def act(obs: torch.Tensor) -> torch.Tensor:
+        if mean is not None:
+            obs = (obs - mean) / (std + 1e-2)  # rsl_rl EmpiricalNormalization, eps 0.01, no clip
+        return mlp(obs)
+
+    return act
+
+
+def checkpoints(config: str, seed: int, iteration: int) -> dict[str, Path]:
+    ours = Experiment(f"compare_{config}_ours_s{seed}").model_dir / "all" / f"policy_{iteration}.pt"
+    rsl = Experiment(f"compare_{config}_rsl_rl_s{seed}").log_dir / f"model_{iteration}.pt"
+    for path in (ours, rsl):
+        if not path.is_file():
+            raise SystemExit(f"no checkpoint {path}; compare.py keeps one every runner.save_interval iterations")
+    return {"ours": ours, "rsl_rl": rsl}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default="go2")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    parser.add_argument("--iteration", type=int, required=True, help="a multiple of runner.save_interval")
+    parser.add_argument("--episodes", type=int, default=256)
+    parser.add_argument("--out", default=None, help="folder (default benchmarks/results/<config>/compare)")
+    args = parser.parse_args(argv)
+
+    # the config the runs trained with (compare.py may have passed --set overrides)
+    cfg = ParamsProcess.load(Experiment(f"compare_{args.config}_ours_s{args.seeds[0]}").cfg_path)
+    flags = SimpleNamespace(randomize=True, push=True, noise=False)
+    base = play_cfg(cfg, flags, args.episodes, "cpu")
+    dt = float(base.sim.dt) * int(base.control.decimation)
+    horizon = int(math.ceil(float(base.env.episode_length_s) / dt))
+    commands, mode = eval_commands(base.commands, args.episodes, torch.Generator().manual_seed(1))
+    report: dict = {"config": args.config, "iteration": args.iteration, "episodes": args.episodes,
+                    "command_mode": mode, "randomize": True, "push": True, "noise": False, "runs": {}}
+    for seed in args.seeds:
+        for algo, path in checkpoints(args.config, seed, args.iteration).items():
+            env = build_env(base, 1)
+            policy = load_trained(path, cfg, env, "cpu") if algo == "ours" else load_rsl_rl_actor(path, cfg)
+            summary = evaluate(env, policy, CommandDriver(env.task), commands, horizon).summary
+            report["runs"].setdefault(algo, {})[seed] = summary
+            print(f"seed {seed} {algo:7s} it {args.iteration}: fall rate {summary['fall_rate']:.3f}  "
+                  f"lin {summary['lin_vel_rmse']:.3f}  yaw {summary['yaw_rate_rmse']:.3f}  "
+                  f"task reward/episode {summary['task_reward']:.1f}", flush=True)
+    for algo, runs in report["runs"].items():
+        for key in ("fall_rate", "lin_vel_rmse", "yaw_rate_rmse", "task_reward"):
+            report.setdefault("mean", {}).setdefault(algo, {})[key] = statistics.fmean(r[key] for r in runs.values())
+        m = report["mean"][algo]
+        print(f"{algo:7s} mean of {len(runs)} seeds: fall rate {m['fall_rate']:.3f}  lin {m['lin_vel_rmse']:.3f}  "
+              f"yaw {m['yaw_rate_rmse']:.3f}  task reward/episode {m['task_reward']:.1f}")
+    out = Path(args.out) if args.out else RESULTS / args.config / "compare"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"eval_iteration{args.iteration}.json"
+    atomic_write_text(path, json.dumps(report, indent=1) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
