@@ -16,7 +16,8 @@ Quantities that match rsl_rl (PPO of rsl_rl 1.x/2.x, non-recurrent):
   (as rsl_rl 5.x; 1.x/2.x clipped them jointly, so a large value-loss gradient also
   shrank the policy's step).
 - Adaptive learning rate: before each minibatch step the exact KL between the
-  rollout's Gaussians and the current ones is averaged over the minibatch;
+  rollout's Gaussians and the current ones is averaged over the minibatch (exactly 0
+  for the unchanged policy of an update's first minibatch, so the rate is left alone there);
   ``lr /= 1.5`` if KL > 2 * desired_kl, ``lr *= 1.5`` if 0 < KL < desired_kl / 2.
 
 Differences from rsl_rl (none changes the learning rule in the usual settings):
@@ -211,8 +212,13 @@ class PPO:
 
 
 def _gaussian_kl(mu0: torch.Tensor, sigma0: torch.Tensor, mu1: torch.Tensor, sigma1: torch.Tensor) -> torch.Tensor:
-    """KL(N(mu0, sigma0) || N(mu1, sigma1)) summed over action dims (the rsl_rl form, with its 1e-5)."""
+    """Exact KL(N(mu0, sigma0) || N(mu1, sigma1)) summed over action dims, as rsl_rl 5.x.
+
+    rsl_rl 1.x/2.x wrote ``log(sigma1 / sigma0 + 1e-5)``: that makes the KL of a policy
+    with itself 1e-5 per action dim instead of 0, so the first minibatch of every update
+    saw 0 < KL < desired_kl / 2 and raised the learning rate by 1.5 unconditionally.
+    """
     return torch.sum(
-        torch.log(sigma1 / sigma0 + 1.0e-5) + (sigma0.square() + (mu0 - mu1).square()) / (2.0 * sigma1.square()) - 0.5,
+        torch.log(sigma1 / sigma0) + (sigma0.square() + (mu0 - mu1).square()) / (2.0 * sigma1.square()) - 0.5,
         dim=-1,
     )

@@ -82,6 +82,7 @@ def test_adaptive_lr_goes_down_when_kl_is_large():
 def test_adaptive_lr_goes_up_when_kl_is_small_and_fixed_keeps_it():
     ppo = _ppo(learning_rate=1e-6, min_lr=1e-7, max_lr=1e-2)  # tiny steps: KL stays far below desired
     _rollout(ppo)
+    ppo.storage.mu += 1e-3  # a small, nonzero KL from the first minibatch on
     ppo.update()
     assert ppo.learning_rate > 1e-6
     fixed = _ppo(learning_rate=1e-3, schedule="fixed")
@@ -127,3 +128,22 @@ def test_ppo_learns_the_fake_task():
     assert per_step(last) > per_step(first) + 0.5, (first, last)
     assert eval_error() < 0.25 * err_before
     assert last["action_std"] < first["action_std"]
+
+
+def test_kl_of_a_policy_with_itself_is_zero_and_matches_torch():
+    from torch.distributions import Normal, kl_divergence
+
+    from rl.alg.ppo import _gaussian_kl
+
+    mu, sigma = torch.randn(6, 12), torch.rand(6, 12) + 0.1
+    assert torch.equal(_gaussian_kl(mu, sigma, mu, sigma), torch.zeros(6))
+    mu1, sigma1 = mu + 0.1 * torch.randn(6, 12), sigma * (1 + 0.1 * torch.rand(6, 12))
+    expected = kl_divergence(Normal(mu, sigma), Normal(mu1, sigma1)).sum(-1)
+    assert torch.allclose(_gaussian_kl(mu, sigma, mu1, sigma1), expected, atol=1e-6)
+
+
+def test_first_minibatch_of_an_update_leaves_the_learning_rate_alone():
+    ppo = _ppo(num_envs=8, num_steps=4, learning_rate=1e-3, num_learning_epochs=1, num_mini_batches=1)
+    _rollout(ppo)
+    ppo.update()  # one minibatch: the KL is measured on the unchanged policy
+    assert ppo.learning_rate == pytest.approx(1e-3)
