@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.learn import RESULTS, SMOOTH, moving_mean  # noqa: E402
+from benchmarks.learn import RESULTS, SMOOTH, moving_mean, save_figure  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
 
@@ -109,8 +109,8 @@ def load_runs(compare_dir: Path) -> dict[str, dict[int, dict]]:
     return runs
 
 
-def summarize(compare_dir: Path) -> dict:
-    runs = load_runs(compare_dir)
+def summarize(runs: dict[str, dict[int, dict]]) -> dict:
+    """Final metrics per run, their mean/std/range per algorithm, and ours minus rsl_rl."""
     summary: dict = {"final_fraction": FINAL_FRACTION, "runs": {}, "algos": {}}
     for algo, by_seed in runs.items():
         finals = {seed: final_metrics(c["rows"]) for seed, c in sorted(by_seed.items())}
@@ -171,11 +171,7 @@ def plot(compare_dir: Path, runs: dict[str, dict[int, dict]]) -> Path | None:
     first = next(c for by_seed in runs.values() for c in by_seed.values())
     fig.suptitle(f"{first['config']}: ours vs rsl_rl side by side, {first['machine']} each "
                  f"(mean of seeds, band = min..max, moving mean of {SMOOTH} iterations)")
-    fig.tight_layout()
-    path = compare_dir / "compare.png"
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return save_figure(fig, compare_dir / "compare.png")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,13 +194,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"{format_duration(args.minutes * 60)} each; ETA {format_duration(eta)}", flush=True)
             run_pair(args.config, args.minutes, seed, compare_dir / f"seed{seed}", extra)
         print(f"all seeds done in {format_duration(time.perf_counter() - start)}")
-    summary = summarize(compare_dir)
+    runs = load_runs(compare_dir)
+    summary = summarize(runs)
     if not any(summary["runs"].values()):
         print(f"no runs in {compare_dir} (expected seed<k>/curve_<algo>.json)", file=sys.stderr)
         return 1
     atomic_write_text(compare_dir / "compare.json", json.dumps(summary, indent=1) + "\n")
     print_summary(summary)
-    print(f"wrote {compare_dir / 'compare.json'} and {plot(compare_dir, load_runs(compare_dir))}")
+    print(f"wrote {compare_dir / 'compare.json'} and {plot(compare_dir, runs)}")
     return 0
 
 

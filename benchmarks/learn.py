@@ -180,8 +180,14 @@ def plot_curves(out_dir: Path) -> Path | None:
     first = next(iter(curves.values()))
     fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']} "
                  f"(faint: per iteration, bold: mean of {SMOOTH})")
+    return save_figure(fig, out_dir / "learning_curve.png")
+
+
+def save_figure(fig, path: Path) -> Path:
+    """Lay out, write as PNG and close a benchmark figure."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
-    path = out_dir / "learning_curve.png"
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return path

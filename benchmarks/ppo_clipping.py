@@ -22,7 +22,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
-from torch import nn  # noqa: E402
 
 from env.gym_env_wrapper import make_env  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402

@@ -87,7 +87,6 @@ class LeggedRobotEnv:
         self.feet_air_time_at_contact = zeros(n, self.num_feet)
         self.episode_length_buf = torch.zeros(n, dtype=torch.long, device=dev)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
-        self.common_step_counter = 0
         self.push_interval = max(1, int(round(self.cfg.domain_rand.push_interval_s / self.dt)))
 
     def _init_domain_randomisation(self) -> None:
@@ -111,7 +110,6 @@ class LeggedRobotEnv:
         self.sim.ctrl.copy_(self._delayed(self.joint_targets))
         diverged = self.sim.step(self.decimation).to(self.device)
         self.episode_length_buf += 1
-        self.common_step_counter += 1
         self.refresh_state()
         self._update_feet_air_time()
         if self.cfg.domain_rand.push_robots:
@@ -178,7 +176,7 @@ class LeggedRobotEnv:
         Used once at the start of training (rsl_rl's init_at_random_ep_len): otherwise all
         envs time out, resample commands and get pushed in the same step, all run long.
         """
-        self.episode_length_buf.random_(0, int(self.max_episode_length))  # in place: the task holds no copy, but may
+        self.episode_length_buf.random_(0, int(self.max_episode_length))  # in place, like every other writer
 
     # ---------------------------------------------------------------- resets
     def reset_idx(self, env_ids: torch.Tensor) -> None:

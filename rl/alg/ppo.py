@@ -3,7 +3,7 @@
 Per iteration: the runner calls `act` and `process_env_step` once per env step,
 then `compute_returns` and `update`. One Adam optimiser covers actor and critic.
 
-Quantities that match rsl_rl (PPO of rsl_rl 1.x/2.x, non-recurrent):
+Quantities that match rsl_rl's PPO (non-recurrent):
 
 - GAE(gamma, lambda) over the rollout; advantages normalised once over the whole rollout.
 - Timeouts are bootstrapped: ``r += gamma * V(s_t)`` on steps where the episode hit

@@ -32,7 +32,7 @@ def test_summary_compares_the_seed_means(tmp_path):
     for seed, (ours, rsl) in enumerate([(0.90, 0.88), (0.92, 0.90), (0.94, 0.89)], start=1):
         _write(tmp_path, _curve("ours", seed, [0.5] * 10 + [ours] * 10))
         _write(tmp_path, _curve("rsl_rl", seed, [0.5] * 10 + [rsl] * 10))
-    summary = compare.summarize(tmp_path)
+    summary = compare.summarize(compare.load_runs(tmp_path))
     assert summary["algos"]["ours"]["seeds"] == 3
     assert summary["algos"]["ours"]["mean"] == pytest.approx(0.92)
     assert summary["algos"]["rsl_rl"]["mean"] == pytest.approx(0.89)
