@@ -77,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     # the config the runs trained with (compare.py may have passed --set overrides)
-    cfg = ParamsProcess.load(Experiment(f"compare_{args.config}_ours_s{args.seeds[0]}").cfg_path)
+    cfg_path = Experiment(f"compare_{args.config}_ours_s{args.seeds[0]}").cfg_path
+    if not cfg_path.is_file():
+        raise SystemExit(f"error: no compare.py run for {args.config} seed {args.seeds[0]} (looked for {cfg_path})")
+    cfg = ParamsProcess.load(cfg_path)
     flags = SimpleNamespace(randomize=True, push=True, noise=False)
     base = play_cfg(cfg, flags, args.episodes, "cpu")
     dt = float(base.sim.dt) * int(base.control.decimation)
