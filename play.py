@@ -25,7 +25,7 @@ from typing import Callable  # noqa: E402
 
 import torch  # noqa: E402
 
-from config import ConfigError, apply_overrides  # noqa: E402
+from config import ConfigError, apply_overrides, load_saved_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
 from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
@@ -51,7 +51,7 @@ def load_experiment(args) -> tuple[Experiment, Cfg]:
     if not exp.cfg_path.is_file():
         raise ExperimentError(f"experiment '{args.name}' has no model/cfg.yaml (looked for {exp.cfg_path}); "
                               "train it with train.py first")
-    cfg = ParamsProcess.load(exp.cfg_path)
+    cfg = load_saved_config(exp.cfg_path)
     apply_overrides(cfg, args.set)
     return exp, cfg
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from config import ConfigError, apply_overrides, available_configs, load_config
+from config import ConfigError, apply_overrides, available_configs, load_config, load_saved_config
 from env.gym_env_wrapper import make_env
 from env.utils.args import cli_overrides, get_args
 from rl.runner import OnPolicyRunner
@@ -22,7 +22,7 @@ def resolve_config(args) -> Cfg:
     """
     overrides = list(args.set) + cli_overrides(args)
     if args.resume is not None:
-        saved = ParamsProcess.load(Experiment(args.resume).cfg_path)
+        saved = load_saved_config(Experiment(args.resume).cfg_path)
         if args.config is None or args.config == getattr(saved, "name", None):
             return apply_overrides(saved, overrides)
     if args.config is None:

@@ -30,13 +30,13 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from benchmarks.learn import RESULTS  # noqa: E402
+from config import load_saved_config  # noqa: E402
 from env.utils.command_schedule import CommandDriver  # noqa: E402
 from model.mlp import build_mlp  # noqa: E402
 from play import build_env, load_trained, play_cfg  # noqa: E402
 from rl.evaluation import eval_commands, evaluate  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
-from utils.yaml import ParamsProcess  # noqa: E402
 
 
 def load_rsl_rl_actor(path: Path, cfg) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     cfg_path = Experiment(f"compare_{args.config}_ours_s{args.seeds[0]}").cfg_path
     if not cfg_path.is_file():
         raise SystemExit(f"error: no compare.py run for {args.config} seed {args.seeds[0]} (looked for {cfg_path})")
-    cfg = ParamsProcess.load(cfg_path)
+    cfg = load_saved_config(cfg_path)
     flags = SimpleNamespace(randomize=True, push=True, noise=False)
     base = play_cfg(cfg, flags, args.episodes, "cpu")
     dt = float(base.sim.dt) * int(base.control.decimation)

@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from config import load_saved_config  # noqa: E402
 from env.gym_env_wrapper import make_env  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
-from utils.yaml import ParamsProcess  # noqa: E402
 
 
 def grad_norm(params) -> float:
@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     experiment = Experiment(args.name)
-    cfg = ParamsProcess.load(experiment.cfg_path)
+    cfg = load_saved_config(experiment.cfg_path)
     env = make_env(cfg)
     runner = OnPolicyRunner(env, cfg, log_dir=None, device="cpu", verbose=False)
     runner.load(experiment.dir / args.checkpoint)

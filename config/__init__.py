@@ -6,13 +6,16 @@
 
 from __future__ import annotations
 
+import copy
 import importlib
 import pkgutil
+import sys
 from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
 
+from config.base import Base
 from utils.yaml import DICT_FIELDS, Cfg, ParamsProcess
 
 
@@ -45,6 +48,34 @@ def load_config(name: str, overrides: Iterable[str] = ()) -> Cfg:
     cfg.name = name  # which config class this came from, kept in cfg.yaml
     apply_overrides(cfg, overrides)
     return cfg
+
+
+def load_saved_config(path: str | Path) -> Cfg:
+    """A run's saved cfg.yaml, with the fields added to `Base` since it was saved filled in.
+
+    A field added to Base defaults to the behaviour from before it existed (e.g.
+    ``rewards.tracking_sigma_yaw = None``: the linear sigma), so an older run
+    rebuilds as it trained. The filled fields are named once on stderr.
+    """
+    cfg = ParamsProcess.load(path)
+    filled = fill_missing_fields(cfg, ParamsProcess.from_class(Base))
+    if filled:
+        print(f"note: {path} predates the config fields {', '.join(filled)}; they take Base's defaults",
+              file=sys.stderr)
+    return cfg
+
+
+def fill_missing_fields(cfg: Cfg, defaults: Cfg, prefix: str = "") -> list[str]:
+    """Copy into `cfg` every field of `defaults` it lacks, at any depth; return their dotted names."""
+    filled: list[str] = []
+    for name in defaults.fields():
+        default = getattr(defaults, name)
+        if name not in cfg.fields():
+            setattr(cfg, name, copy.deepcopy(default))
+            filled.append(prefix + name)
+        elif isinstance(default, Cfg) and isinstance(getattr(cfg, name), Cfg):
+            filled += fill_missing_fields(getattr(cfg, name), default, f"{prefix}{name}.")
+    return filled
 
 
 def apply_overrides(cfg: Cfg, overrides: Iterable[str]) -> Cfg:

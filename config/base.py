@@ -106,7 +106,8 @@ class Base:
         gait_stance_ratio = 0.55  # fraction of a gait cycle each foot should be on the ground
 
     class rewards:
-        tracking_sigma = 0.25  # (m/s)^2, width of the exp tracking kernels
+        tracking_sigma = 0.25  # (m/s)^2, width of the exp linear-velocity tracking kernel
+        tracking_sigma_yaw = None  # (rad/s)^2, width of the yaw-rate tracking kernel; None = tracking_sigma
         base_height_target = 0.5  # m, base height the base_height term aims for
         soft_dof_pos_limit = 0.9  # fraction of the joint range beyond which the limit term penalises
         feet_air_time_target = 0.5  # s, swing duration rewarded by feet_air_time

@@ -51,10 +51,11 @@ class qmini(Base):
         base_height_target = 0.42  # m, settled standing height of base_link
         feet_air_time_target = 0.3  # s, swing duration rewarded by feet_air_time
         tracking_sigma = 0.1  # (m/s)^2, tighter than a quadruped's: Qmini is slow
+        tracking_sigma_yaw = 0.3  # (rad/s)^2, wider: yaw commands reach 1 rad/s and the base yaws with each step
 
         class scales(Base.rewards.scales):
             tracking_lin_vel = 1.5  # per s
-            tracking_ang_vel = 0.75  # per s
+            tracking_ang_vel = 1.0  # per s
             orientation = -2.0  # per s
             base_height = -10.0  # per m^2 s
             collision = -1.0  # per contact s

@@ -17,8 +17,10 @@ def tracking_lin_vel(task) -> torch.Tensor:
 
 
 def tracking_ang_vel(task) -> torch.Tensor:
+    """exp(-(yaw rate cmd - yaw rate)^2 / sigma_yaw): 1 at perfect tracking."""
     err = torch.square(task.commands[:, 2] - task.env.base_ang_vel[:, 2])
-    return torch.exp(-err / task.cfg.rewards.tracking_sigma)
+    sigma = task.cfg.rewards.tracking_sigma_yaw
+    return torch.exp(-err / (task.cfg.rewards.tracking_sigma if sigma is None else sigma))
 
 
 def lin_vel_z(task) -> torch.Tensor:

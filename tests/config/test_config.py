@@ -70,3 +70,31 @@ def test_yaml_round_trip_rebuilds_an_identical_config(tmp_path):
     # dict-valued fields stay dicts, sections stay sections
     assert isinstance(again.init_state.default_joint_angles, dict)
     assert again.rewards.scales.tracking_lin_vel == cfg.rewards.scales.tracking_lin_vel
+
+
+def test_a_saved_config_missing_newer_fields_loads_with_base_defaults(tmp_path, capsys):
+    from config import load_saved_config
+
+    cfg = load_config("qmini", ["runner.seed=3"])
+    data = cfg.to_dict()
+    del data["rewards"]["tracking_sigma_yaw"]  # as saved before the field existed
+    del data["viewer"]  # a whole section added later
+    path = tmp_path / "cfg.yaml"
+    path.write_text(ParamsProcess.dumps(ParamsProcess.from_dict(data)))
+
+    again = load_saved_config(path)
+    assert again.rewards.tracking_sigma_yaw is None  # Base's default: the behaviour before the field
+    assert again.viewer == cfg.viewer
+    assert again.runner.seed == 3 and again.rewards.tracking_sigma == cfg.rewards.tracking_sigma  # saved values kept
+    err = capsys.readouterr().err
+    assert "rewards.tracking_sigma_yaw" in err and "viewer" in err
+
+
+def test_a_complete_saved_config_loads_unchanged_and_silently(tmp_path, capsys):
+    from config import load_saved_config
+
+    cfg = load_config("go2")
+    path = tmp_path / "cfg.yaml"
+    path.write_text(ParamsProcess.dumps(cfg))
+    assert load_saved_config(path) == cfg
+    assert capsys.readouterr().err == ""

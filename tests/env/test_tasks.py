@@ -4,7 +4,7 @@ import torch
 from env.gym_env_wrapper import make_env
 from env.tasks.curriculum import CommandCurriculum
 from env.tasks.gait import GaitSchedule
-from env.tasks.rewards import foot_slip, gait_contact
+from env.tasks.rewards import foot_slip, gait_contact, tracking_ang_vel
 
 
 def test_gait_schedule_alternates_feet_and_stands_at_zero_command():
@@ -84,3 +84,15 @@ def test_foot_slip_is_zero_standing_and_positive_when_feet_are_dragged(qmini_cfg
     env.robot.sim.qvel[:, 0] = 1.5  # shove the base forward: the soles skid
     env.step(torch.zeros(8, 10))
     assert foot_slip(env.task).mean() > 10 * standing.mean() + 0.01
+
+
+def test_yaw_tracking_kernel_has_its_own_width_and_falls_back_to_the_linear_one():
+    from types import SimpleNamespace
+
+    commands = torch.tensor([[0.0, 0.0, 1.0], [0.0, 0.0, 0.5]])
+    env = SimpleNamespace(base_ang_vel=torch.tensor([[0.0, 0.0, 0.5], [0.0, 0.0, 0.5]]))
+    rewards = SimpleNamespace(tracking_sigma=0.1, tracking_sigma_yaw=None)
+    task = SimpleNamespace(commands=commands, env=env, cfg=SimpleNamespace(rewards=rewards))
+    assert torch.allclose(tracking_ang_vel(task), torch.tensor([torch.exp(torch.tensor(-2.5)), 1.0]))
+    rewards.tracking_sigma_yaw = 0.25
+    assert torch.allclose(tracking_ang_vel(task), torch.tensor([torch.exp(torch.tensor(-1.0)), 1.0]))
