@@ -2,6 +2,7 @@
 
     python benchmarks/eval_compare.py --config go2 --seeds 1 2 --iteration 300
     python benchmarks/eval_compare.py --config go2 --seeds 1 2 --iteration 300 --out benchmarks/results/go2/compare
+    python benchmarks/eval_compare.py --config go2 --seeds 1 2 --iteration final
 
 compare.py's task reward is measured on the training rollouts, with the
 exploration noise of each run's current action std, so a run whose std has
@@ -9,7 +10,8 @@ shrunk further scores higher for the same mean action. This script takes the
 checkpoints both runs saved at one iteration (same env steps), runs play.py's
 evaluation on each with the *mean* action (randomisation and pushes on, same
 commands and seed for both), and writes eval_iteration<N>.json to the compare
-folder. rsl_rl's checkpoint (normaliser + MLP, rsl-rl-lib 5.x layout) is read
+folder. ``--iteration final`` takes each run's last policy instead, the one it
+had when the wall-clock budget ran out (eval_final.json). rsl_rl's checkpoint (normaliser + MLP, rsl-rl-lib 5.x layout) is read
 without rsl_rl installed.
 """
 
@@ -29,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from benchmarks.learn import RESULTS  # noqa: E402
+from benchmarks.learn import FINAL_RSL_RL_CHECKPOINT, RESULTS  # noqa: E402
 from config import load_saved_config  # noqa: E402
 from env.utils.command_schedule import CommandDriver  # noqa: E402
 from model.mlp import build_mlp  # noqa: E402
@@ -58,20 +60,38 @@ def load_rsl_rl_actor(path: Path, cfg) -> Callable[[torch.Tensor], torch.Tensor]
     return act
 
 
-def checkpoints(config: str, seed: int, iteration: int) -> dict[str, Path]:
-    ours = Experiment(f"compare_{config}_ours_s{seed}").model_dir / "all" / f"policy_{iteration}.pt"
-    rsl = Experiment(f"compare_{config}_rsl_rl_s{seed}").log_dir / f"model_{iteration}.pt"
+def checkpoints(config: str, seed: int, iteration: int | None) -> dict[str, Path]:
+    """Both runs' checkpoints at `iteration`, or (None) at the end of their wall-clock budget."""
+    ours_run, rsl_run = Experiment(f"compare_{config}_ours_s{seed}"), Experiment(f"compare_{config}_rsl_rl_s{seed}")
+    if iteration is None:
+        ours, rsl = ours_run.policy_path, rsl_run.log_dir / FINAL_RSL_RL_CHECKPOINT
+        hint = "learn.py saves both at the end of the budget (rsl_rl's since this file was added)"
+    else:
+        ours = ours_run.model_dir / "all" / f"policy_{iteration}.pt"
+        rsl = rsl_run.log_dir / f"model_{iteration}.pt"
+        hint = "compare.py keeps one every runner.save_interval iterations"
     for path in (ours, rsl):
         if not path.is_file():
-            raise SystemExit(f"no checkpoint {path}; compare.py keeps one every runner.save_interval iterations")
+            raise SystemExit(f"no checkpoint {path}; {hint}")
     return {"ours": ours, "rsl_rl": rsl}
+
+
+def parse_iteration(text: str) -> int | None:
+    """``--iteration``: a number, or 'final' (None) for the policies at the end of the budget."""
+    if text == "final":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an iteration number or 'final', got {text!r}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="go2")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    parser.add_argument("--iteration", type=int, required=True, help="a multiple of runner.save_interval")
+    parser.add_argument("--iteration", type=parse_iteration, required=True,
+                        help="a multiple of runner.save_interval, or 'final' for each run's last policy")
     parser.add_argument("--episodes", type=int, default=256)
     parser.add_argument("--out", default=None, help="folder (default benchmarks/results/<config>/compare)")
     args = parser.parse_args(argv)
@@ -86,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     dt = float(base.sim.dt) * int(base.control.decimation)
     horizon = int(math.ceil(float(base.env.episode_length_s) / dt))
     commands, mode = eval_commands(base.commands, args.episodes, torch.Generator().manual_seed(1))
-    report: dict = {"config": args.config, "iteration": args.iteration, "episodes": args.episodes,
+    label = "final" if args.iteration is None else f"it {args.iteration}"
+    report: dict = {"config": args.config, "iteration": "final" if args.iteration is None else args.iteration,
+                    "episodes": args.episodes,
                     "command_mode": mode, "randomize": True, "push": True, "noise": False, "runs": {}}
     for seed in args.seeds:
         for algo, path in checkpoints(args.config, seed, args.iteration).items():
@@ -94,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             policy = load_trained(path, cfg, env, "cpu") if algo == "ours" else load_rsl_rl_actor(path, cfg)
             summary = evaluate(env, policy, CommandDriver(env.task), commands, horizon).summary
             report["runs"].setdefault(algo, {})[seed] = summary
-            print(f"seed {seed} {algo:7s} it {args.iteration}: fall rate {summary['fall_rate']:.3f}  "
+            print(f"seed {seed} {algo:7s} {label}: fall rate {summary['fall_rate']:.3f}  "
                   f"lin {summary['lin_vel_rmse']:.3f}  yaw {summary['yaw_rate_rmse']:.3f}  "
                   f"task reward/episode {summary['task_reward']:.1f}", flush=True)
     for algo, runs in report["runs"].items():
@@ -105,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
               f"yaw {m['yaw_rate_rmse']:.3f}  task reward/episode {m['task_reward']:.1f}")
     out = Path(args.out) if args.out else RESULTS / args.config / "compare"
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"eval_iteration{args.iteration}.json"
+    path = out / ("eval_final.json" if args.iteration is None else f"eval_iteration{args.iteration}.json")
     atomic_write_text(path, json.dumps(report, indent=1) + "\n")
     print(f"wrote {path}")
     return 0

@@ -113,8 +113,11 @@ def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float,
     return runner
 
 
+FINAL_RSL_RL_CHECKPOINT = "model_final.pt"  # in the rsl_rl run's log/: its policy when the budget ran out
+
+
 def train_rsl_rl(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder) -> None:
-    from benchmarks.rsl_rl_adapter import make_rsl_rl_runner, run_iterations
+    from benchmarks.rsl_rl_adapter import make_rsl_rl_runner, run_iterations, save_checkpoint
 
     runner = make_rsl_rl_runner(env, cfg, str(experiment.log_dir), "cpu", verbose=False)
     it = 0
@@ -122,6 +125,7 @@ def train_rsl_rl(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: floa
         run_iterations(runner, 1)
         it += 1
         report(recorder.flush(it), budget_s)
+    save_checkpoint(runner, str(experiment.log_dir / FINAL_RSL_RL_CHECKPOINT))  # as ours keeps model/policy.pt
 
 
 def report(row: dict, budget_s: float) -> None:

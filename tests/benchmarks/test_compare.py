@@ -73,3 +73,28 @@ def test_rsl_rl_checkpoint_is_read_as_normaliser_then_mlp(tmp_path):
     obs = torch.randn(4, 5)
     with torch.no_grad():
         assert torch.allclose(act(obs), mlp((obs - mean) / (std + 1e-2)), atol=1e-6)
+
+
+def test_eval_compare_finds_both_runs_final_or_numbered_checkpoints(tmp_path, monkeypatch):
+    from benchmarks.eval_compare import checkpoints
+
+    monkeypatch.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path))
+    ours, rsl = tmp_path / "compare_go2_ours_s2", tmp_path / "compare_go2_rsl_rl_s2"
+    for path in (ours / "model/policy.pt", ours / "model/all/policy_300.pt", rsl / "log/model_300.pt"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    assert checkpoints("go2", 2, 300) == {"ours": ours / "model/all/policy_300.pt", "rsl_rl": rsl / "log/model_300.pt"}
+    with pytest.raises(SystemExit, match="model_final.pt"):  # an rsl_rl run saved before the final checkpoint existed
+        checkpoints("go2", 2, None)
+    (rsl / "log/model_final.pt").write_bytes(b"")
+    assert checkpoints("go2", 2, None) == {"ours": ours / "model/policy.pt", "rsl_rl": rsl / "log/model_final.pt"}
+
+
+def test_eval_compare_iteration_is_a_number_or_final():
+    import argparse
+
+    from benchmarks.eval_compare import parse_iteration
+
+    assert parse_iteration("300") == 300 and parse_iteration("final") is None
+    with pytest.raises(argparse.ArgumentTypeError, match="'last'"):
+        parse_iteration("last")

@@ -23,3 +23,18 @@ def test_rsl_rl_trains_our_env_with_the_same_episode_start_rule(spread):
     run_iterations(runner, 2)
     assert any(not torch.equal(a, b) for a, b in zip(before, runner.alg.actor.parameters()))
     assert runner.current_learning_iteration == 2
+
+
+def test_learn_keeps_rsl_rl_final_policy_for_eval_compare(tmp_path):
+    from benchmarks.eval_compare import load_rsl_rl_actor
+    from benchmarks.learn import FINAL_RSL_RL_CHECKPOINT, CurveRecorder, train_rsl_rl
+    from utils.experiment import Experiment
+
+    cfg = load_config("qmini", ["env.num_envs=16", "sim.nthread=2", "runner.num_steps_per_env=4",
+                                "policy.actor_hidden_dims=[16]", "policy.critic_hidden_dims=[16]"])
+    env = make_env(cfg)
+    experiment = Experiment("rsl", root=tmp_path)
+    train_rsl_rl(env, cfg, experiment, budget_s=0.0, recorder=CurveRecorder(env))  # one iteration, then stop
+    final = experiment.log_dir / FINAL_RSL_RL_CHECKPOINT
+    act = load_rsl_rl_actor(final, cfg)
+    assert act(torch.zeros(3, env.num_obs)).shape == (3, env.num_actions)
