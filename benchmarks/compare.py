@@ -48,6 +48,11 @@ def core_halves() -> list[list[int]]:
     return [cores[:half], cores[half: 2 * half]]
 
 
+def run_name(config: str, algo: str, seed: int) -> str:
+    """The experiment folder of one run of a compare.py pair (eval_compare.py reads it back)."""
+    return f"compare_{config}_{algo}_s{seed}"
+
+
 def run_pair(config: str, minutes: float, seed: int, out: Path, extra: list[str]) -> None:
     """Train ours and rsl_rl for `minutes` each, side by side on separate cores; wait for both."""
     out.mkdir(parents=True, exist_ok=True)
@@ -60,7 +65,7 @@ def run_pair(config: str, minutes: float, seed: int, out: Path, extra: list[str]
         env = dict(os.environ, OMP_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
         cmd = [sys.executable, str(ROOT / "benchmarks" / "learn.py"), "--config", config, "--minutes", str(minutes),
                "--algo", algo, "--seed", str(seed), "--eval_episodes", "0", "--out", str(out),
-               "--experiment", f"compare_{config}_{algo}_s{seed}", *extra]
+               "--experiment", run_name(config, algo, seed), *extra]
         log = open(out / f"{algo}.log", "w")
         procs[algo] = (subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
                                         preexec_fn=lambda c=cores: os.sched_setaffinity(0, c)), log)

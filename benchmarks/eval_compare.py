@@ -11,15 +11,14 @@ checkpoints both runs saved at one iteration (same env steps), runs play.py's
 evaluation on each with the *mean* action (randomisation and pushes on, same
 commands and seed for both), and writes eval_iteration<N>.json to the compare
 folder. ``--iteration final`` takes each run's last policy instead, the one it
-had when the wall-clock budget ran out (eval_final.json). rsl_rl's checkpoint (normaliser + MLP, rsl-rl-lib 5.x layout) is read
-without rsl_rl installed.
+had when the wall-clock budget ran out (eval_final.json). rsl_rl's checkpoint
+(normaliser + MLP, rsl-rl-lib 5.x layout) is read without rsl_rl installed.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from benchmarks.compare import run_name  # noqa: E402
 from benchmarks.learn import FINAL_RSL_RL_CHECKPOINT, RESULTS  # noqa: E402
 from config import load_saved_config  # noqa: E402
 from env.utils.command_schedule import CommandDriver  # noqa: E402
@@ -62,7 +62,7 @@ def load_rsl_rl_actor(path: Path, cfg) -> Callable[[torch.Tensor], torch.Tensor]
 
 def checkpoints(config: str, seed: int, iteration: int | None) -> dict[str, Path]:
     """Both runs' checkpoints at `iteration`, or (None) at the end of their wall-clock budget."""
-    ours_run, rsl_run = Experiment(f"compare_{config}_ours_s{seed}"), Experiment(f"compare_{config}_rsl_rl_s{seed}")
+    ours_run, rsl_run = Experiment(run_name(config, "ours", seed)), Experiment(run_name(config, "rsl_rl", seed))
     if iteration is None:
         ours, rsl = ours_run.policy_path, rsl_run.log_dir / FINAL_RSL_RL_CHECKPOINT
         hint = "learn.py saves both at the end of the budget (rsl_rl's since this file was added)"
@@ -74,6 +74,11 @@ def checkpoints(config: str, seed: int, iteration: int | None) -> dict[str, Path
         if not path.is_file():
             raise SystemExit(f"no checkpoint {path}; {hint}")
     return {"ours": ours, "rsl_rl": rsl}
+
+
+def describe(metrics: dict) -> str:
+    return (f"fall rate {metrics['fall_rate']:.3f}  lin {metrics['lin_vel_rmse']:.3f}  "
+            f"yaw {metrics['yaw_rate_rmse']:.3f}  task reward/episode {metrics['task_reward']:.1f}")
 
 
 def parse_iteration(text: str) -> int | None:
@@ -97,37 +102,32 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     # the config the runs trained with (compare.py may have passed --set overrides)
-    cfg_path = Experiment(f"compare_{args.config}_ours_s{args.seeds[0]}").cfg_path
+    cfg_path = Experiment(run_name(args.config, "ours", args.seeds[0])).cfg_path
     if not cfg_path.is_file():
         raise SystemExit(f"error: no compare.py run for {args.config} seed {args.seeds[0]} (looked for {cfg_path})")
     cfg = load_saved_config(cfg_path)
     flags = SimpleNamespace(randomize=True, push=True, noise=False)
     base = play_cfg(cfg, flags, args.episodes, "cpu")
-    dt = float(base.sim.dt) * int(base.control.decimation)
-    horizon = int(math.ceil(float(base.env.episode_length_s) / dt))
     commands, mode = eval_commands(base.commands, args.episodes, torch.Generator().manual_seed(1))
-    label = "final" if args.iteration is None else f"it {args.iteration}"
-    report: dict = {"config": args.config, "iteration": "final" if args.iteration is None else args.iteration,
+    final = args.iteration is None
+    tag = "final" if final else f"it {args.iteration}"
+    report: dict = {"config": args.config, "iteration": "final" if final else args.iteration,
                     "episodes": args.episodes,
                     "command_mode": mode, "randomize": True, "push": True, "noise": False, "runs": {}}
     for seed in args.seeds:
         for algo, path in checkpoints(args.config, seed, args.iteration).items():
             env = build_env(base, 1)
             policy = load_trained(path, cfg, env, "cpu") if algo == "ours" else load_rsl_rl_actor(path, cfg)
-            summary = evaluate(env, policy, CommandDriver(env.task), commands, horizon).summary
+            summary = evaluate(env, policy, CommandDriver(env.task), commands, env.max_episode_length).summary
             report["runs"].setdefault(algo, {})[seed] = summary
-            print(f"seed {seed} {algo:7s} {label}: fall rate {summary['fall_rate']:.3f}  "
-                  f"lin {summary['lin_vel_rmse']:.3f}  yaw {summary['yaw_rate_rmse']:.3f}  "
-                  f"task reward/episode {summary['task_reward']:.1f}", flush=True)
+            print(f"seed {seed} {algo:7s} {tag}: {describe(summary)}", flush=True)
     for algo, runs in report["runs"].items():
         for key in ("fall_rate", "lin_vel_rmse", "yaw_rate_rmse", "task_reward"):
             report.setdefault("mean", {}).setdefault(algo, {})[key] = statistics.fmean(r[key] for r in runs.values())
-        m = report["mean"][algo]
-        print(f"{algo:7s} mean of {len(runs)} seeds: fall rate {m['fall_rate']:.3f}  lin {m['lin_vel_rmse']:.3f}  "
-              f"yaw {m['yaw_rate_rmse']:.3f}  task reward/episode {m['task_reward']:.1f}")
+        print(f"{algo:7s} mean of {len(runs)} seeds: {describe(report['mean'][algo])}")
     out = Path(args.out) if args.out else RESULTS / args.config / "compare"
     out.mkdir(parents=True, exist_ok=True)
-    path = out / ("eval_final.json" if args.iteration is None else f"eval_iteration{args.iteration}.json")
+    path = out / ("eval_final.json" if final else f"eval_iteration{args.iteration}.json")
     atomic_write_text(path, json.dumps(report, indent=1) + "\n")
     print(f"wrote {path}")
     return 0
