@@ -31,8 +31,10 @@ from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E
 from env.utils.play_args import get_play_args  # noqa: E402
 from rl.evaluation import (eval_commands, evaluate, format_table, parse_policy_list, plot_tracking,  # noqa: E402
                            random_policy, round_floats, write_json, zero_policy)
-from rl.inference import load_inference_policy  # noqa: E402
+from rl.inference import inference_policy_from_checkpoint  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
+from utils.checkpoint import CheckpointError, read_checkpoint  # noqa: E402
+from utils.devices import DeviceError, check_device  # noqa: E402
 from utils.experiment import Experiment, ExperimentError  # noqa: E402
 from utils.yaml import Cfg, ParamsProcess  # noqa: E402
 
@@ -56,14 +58,6 @@ def load_experiment(args) -> tuple[Experiment, Cfg]:
     return exp, cfg
 
 
-def checkpoint_path(exp: Experiment, which: str | None) -> Path:
-    if which is not None and Path(which).is_absolute():
-        if not Path(which).is_file():
-            raise ExperimentError(f"no checkpoint {which}")
-        return Path(which)
-    return exp.checkpoint(which)
-
-
 def _relative(path: Path, root: Path) -> str:
     try:
         return str(Path(path).relative_to(root))
@@ -72,18 +66,14 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def pick_device(args, cfg: Cfg) -> str:
+    """--device if usable here; else the run's runner.device when usable, else cpu."""
     if args.device is not None:
-        try:
-            device = torch.device(args.device)
-        except RuntimeError:
-            raise PlayError(f"--device '{args.device}' is not a torch device (e.g. cpu, cuda:0)") from None
-        if device.type == "cuda" and not torch.cuda.is_available():
-            raise PlayError(f"--device {args.device}: CUDA is not available on this machine; use --device cpu")
-        return args.device
+        return check_device(args.device, "--device")
     saved = str(getattr(cfg.runner, "device", "cpu"))
-    if saved.startswith("cuda") and not torch.cuda.is_available():
-        return "cpu"
-    return saved
+    try:
+        return check_device(saved, "runner.device")
+    except DeviceError:
+        return "cpu"  # trained on a GPU, played on a laptop
 
 
 def play_cfg(cfg: Cfg, args, num_envs: int, device: str, episode_length_s: float | None = None) -> Cfg:
@@ -112,33 +102,22 @@ def build_env(cfg: Cfg, seed: int) -> GymEnvWrapper:
     return make_env(cfg, cfg.runner.device)
 
 
-def load_trained(path: Path, cfg: Cfg, env: GymEnvWrapper, device: str):
+def load_trained(ckpt: dict, path: Path, cfg: Cfg, env: GymEnvWrapper, device: str):
     try:
-        policy = load_inference_policy(path, cfg.policy, device)
-    except (RuntimeError, EOFError, KeyError, OSError, ValueError) as err:
-        raise PlayError(f"cannot load checkpoint {path}: {' '.join(str(err).split())[:300]}") from None
+        policy = inference_policy_from_checkpoint(ckpt, cfg.policy, device, str(path))
+    except (RuntimeError, KeyError, ValueError) as err:
+        raise PlayError(f"cannot build the policy of checkpoint {path}: {' '.join(str(err).split())}") from None
     if policy.num_obs != env.num_obs or policy.num_actions != env.num_actions:
         raise PlayError(f"checkpoint {path} has num_obs={policy.num_obs}, num_actions={policy.num_actions} but the "
                         f"env built from cfg.yaml has num_obs={env.num_obs}, num_actions={env.num_actions}")
     return policy
 
 
-def checkpoint_iteration(path: Path) -> int | None:
-    try:
-        return int(torch.load(path, map_location="cpu", weights_only=False).get("iteration"))
-    except Exception:  # noqa: BLE001 - informative only
-        return None
-
-
-def action_std(path: Path | None, cfg: Cfg, num_actions: int) -> torch.Tensor:
+def action_std(ckpt: dict | None, cfg: Cfg, num_actions: int) -> torch.Tensor:
     """The trained policy's action std (the random baseline's scale), else policy.init_noise_std."""
-    if path is not None:
-        try:
-            actor = torch.load(path, map_location="cpu", weights_only=False)["actor"]
-            std = actor["log_std"].exp().clamp(float(cfg.policy.min_std), float(cfg.policy.max_std))
-            return std.float()
-        except Exception:  # noqa: BLE001 - fall back to the config's initial std
-            pass
+    log_std = (ckpt or {}).get("actor", {}).get("log_std")
+    if isinstance(log_std, torch.Tensor) and log_std.numel() == num_actions:
+        return log_std.detach().cpu().exp().clamp(float(cfg.policy.min_std), float(cfg.policy.max_std)).float()
     return torch.full((num_actions,), float(cfg.policy.init_noise_std))
 
 
@@ -157,10 +136,16 @@ class Session:
         uses_trained = "trained" in (self.policies if args.eval else self.policies[:1])
         needs_ckpt = args.export or ((watch or args.video or args.eval) and uses_trained)
         self.ckpt: Path | None = None
+        self.ckpt_data: dict | None = None
         if needs_ckpt or args.checkpoint is not None:
-            self.ckpt = checkpoint_path(self.exp, args.checkpoint)
+            self.ckpt = self.exp.checkpoint(args.checkpoint)
+            self.ckpt_data = read_checkpoint(self.ckpt, "cpu", self.exp)
         elif self.exp.policy_path.is_file():
             self.ckpt = self.exp.policy_path  # optional: gives the random baseline the trained std
+            try:
+                self.ckpt_data = read_checkpoint(self.ckpt, "cpu")
+            except CheckpointError:
+                self.ckpt, self.ckpt_data = None, None  # not needed by the baselines asked for
         if self.schedule is not None:
             for note in self.schedule.out_of_range(self.cfg.commands):
                 print(f"note: {note}", flush=True)
@@ -168,13 +153,16 @@ class Session:
     def ckpt_name(self) -> str | None:
         return None if self.ckpt is None else _relative(self.ckpt, self.exp.dir)
 
+    def iteration(self) -> int | None:
+        return None if self.ckpt_data is None else int(self.ckpt_data["iteration"])
+
     def policy(self, name: str, env: GymEnvWrapper) -> Policy:
         if name == "trained":
-            assert self.ckpt is not None
-            return load_trained(self.ckpt, self.cfg, env, self.device)
+            assert self.ckpt is not None and self.ckpt_data is not None
+            return load_trained(self.ckpt_data, self.ckpt, self.cfg, env, self.device)
         if name == "zero":
             return zero_policy(env.num_actions)
-        return random_policy(action_std(self.ckpt, self.cfg, env.num_actions), env.num_actions, self.seed)
+        return random_policy(action_std(self.ckpt_data, self.cfg, env.num_actions), env.num_actions, self.seed)
 
     def header(self, mode: str, num_envs: int) -> str:
         a = self.args
@@ -190,7 +178,7 @@ def run_export(s: Session) -> None:
 
     env = build_env(play_cfg(s.cfg, s.args, 1, s.device), s.seed)
     policy = s.policy("trained", env)
-    info = {"experiment": s.args.name, "checkpoint": s.ckpt_name(), "iteration": checkpoint_iteration(s.ckpt)}
+    info = {"experiment": s.args.name, "checkpoint": s.ckpt_name(), "iteration": s.iteration()}
     paths = export_policy(policy, env, s.cfg, s.exp.export_dir, info)
     diffs = check_export(s.exp.export_dir, policy_metadata(env, s.cfg), policy)
     print(f"{s.args.name}: exported {s.ckpt_name()} to {s.exp.export_dir}: "
@@ -211,9 +199,14 @@ def run_check_export(s: Session) -> None:
             recorded = (yaml.safe_load(meta_path.read_text()) or {}).get("checkpoint")
         except (yaml.YAMLError, AttributeError):
             recorded = None
-        if recorded and (s.exp.dir / recorded).is_file():
-            ref = s.exp.dir / recorded
-    policy = load_trained(ref, s.cfg, env, s.device) if ref is not None else None
+        if isinstance(recorded, str) and recorded.startswith("model/"):
+            try:
+                ref = s.exp.checkpoint(recorded.removeprefix("model/"))
+            except ExperimentError:
+                ref = None
+    policy = None
+    if ref is not None:
+        policy = load_trained(read_checkpoint(ref, "cpu", s.exp), ref, s.cfg, env, s.device)
     diffs = check_export(s.exp.export_dir, policy_metadata(env, s.cfg), policy)
     against = f"the checkpoint {_relative(ref, s.exp.dir)}" if ref is not None else "each other"
     print(f"{s.args.name}: {s.exp.export_dir} matches the config; ONNX and TorchScript agree with {against} "
@@ -288,7 +281,7 @@ def run_eval(s: Session) -> None:
         "experiment": a.name,
         "config": getattr(s.cfg, "name", None),
         "checkpoint": s.ckpt_name() if "trained" in s.policies else None,
-        "iteration": checkpoint_iteration(s.ckpt) if s.ckpt is not None and "trained" in s.policies else None,
+        "iteration": s.iteration() if "trained" in s.policies else None,
         "episodes": n,
         "horizon_s": min(horizon, max_len) * dt,
         "control_dt": dt,
@@ -346,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
             run_record(session)
         if session.watch:
             run_watch(session)
-    except (ConfigError, ExperimentError, ExportError, VideoError, PlayError, ValueError, FileNotFoundError) as err:
+    except (ConfigError, ExperimentError, CheckpointError, DeviceError, ExportError, VideoError, PlayError, ValueError,
+            FileNotFoundError) as err:
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

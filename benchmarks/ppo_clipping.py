@@ -49,9 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     norms: list[tuple[float, float]] = []
     original_clip = alg._clip_gradients
 
-    def recording_clip() -> None:
+    def recording_clip():
         norms.append((grad_norm(alg.actor.parameters()), grad_norm(alg.critic.parameters())))
-        original_clip()
+        return original_clip()
 
     alg._clip_gradients = recording_clip
     clipped_obs = []

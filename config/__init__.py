@@ -1,7 +1,10 @@
-"""Config lookup and command-line overrides.
+"""Config lookup, command-line overrides and validation.
 
 ``--config NAME`` loads module ``config.NAME`` and its class ``NAME``;
 ``--set section.field=value`` overrides one field and rejects unknown keys.
+Every way in (a config class, a saved cfg.yaml, overrides) ends in
+`config.validate.validate_config`, so a bad value is refused with one line before
+anything is built or written.
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from typing import Any, Iterable
 import yaml
 
 from config.base import Base
+from config.validate import ConfigError, validate_config
 from utils.yaml import DICT_FIELDS, Cfg, ParamsProcess
 
-
-class ConfigError(ValueError):
-    """A user-facing config problem; the message is one line saying what would be right."""
+__all__ = ["ConfigError", "apply_overrides", "available_configs", "load_config", "load_saved_config",
+           "reference_config", "validate_config"]
 
 
 def available_configs() -> list[str]:
@@ -43,25 +46,52 @@ def load_config_class(name: str) -> type:
 
 
 def load_config(name: str, overrides: Iterable[str] = ()) -> Cfg:
-    """The `Cfg` tree of config NAME with ``section.field=value`` overrides applied."""
+    """The `Cfg` tree of config NAME with ``section.field=value`` overrides applied, validated."""
     cfg = ParamsProcess.from_class(load_config_class(name))
     cfg.name = name  # which config class this came from, kept in cfg.yaml
+    validate_config(cfg, reference_config(cfg)[0], f"config/{name}.py")
     apply_overrides(cfg, overrides)
     return cfg
 
 
+def reference_config(cfg: Cfg) -> tuple[Cfg, bool]:
+    """The defaults `cfg` is checked against: its config class when it exists, else `Base`.
+
+    Returns the reference and whether fields unknown to it are tolerated (only when
+    the run's config class is gone, so its own extra fields cannot be checked).
+    """
+    name = getattr(cfg, "name", None)
+    known = isinstance(name, str) and name in available_configs()
+    reference = ParamsProcess.from_class(load_config_class(name) if known else Base)
+    reference.name = str(name) if known else ""
+    return reference, not known
+
+
 def load_saved_config(path: str | Path) -> Cfg:
-    """A run's saved cfg.yaml, with the fields added to `Base` since it was saved filled in.
+    """A run's saved cfg.yaml, with the fields added to `Base` since it was saved filled in, validated.
 
     A field added to Base defaults to the behaviour from before it existed (e.g.
     ``rewards.tracking_sigma_yaw = None``: the linear sigma), so an older run
-    rebuilds as it trained. The filled fields are named once on stderr.
+    rebuilds as it trained. The filled fields are named once on stderr. A file that
+    cannot be read, is not YAML or holds a bad value raises one-line `ConfigError`.
     """
-    cfg = ParamsProcess.load(path)
+    try:
+        cfg = ParamsProcess.load(path)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or type(err).__name__
+        raise ConfigError(f"{path} is not valid YAML{where}: {problem}; fix the file or train the run again") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"cannot read {path}: {getattr(err, 'strerror', None) or err}") from None
+    except ValueError as err:
+        raise ConfigError(f"{path}: {err}") from None
     filled = fill_missing_fields(cfg, ParamsProcess.from_class(Base))
     if filled:
         print(f"note: {path} predates the config fields {', '.join(filled)}; they take Base's defaults",
               file=sys.stderr)
+    reference, allow_unknown = reference_config(cfg)
+    validate_config(cfg, reference, str(path), allow_unknown)
     return cfg
 
 
@@ -79,11 +109,16 @@ def fill_missing_fields(cfg: Cfg, defaults: Cfg, prefix: str = "") -> list[str]:
 
 
 def apply_overrides(cfg: Cfg, overrides: Iterable[str]) -> Cfg:
+    """Apply ``section.field=value`` overrides in order, then validate the result."""
+    overrides = list(overrides)
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"override '{item}' must look like section.field=value")
         set_field(cfg, key.strip(), _parse_value(text.strip()))
+    if overrides:
+        reference, allow_unknown = reference_config(cfg)
+        validate_config(cfg, reference, OVERRIDES, allow_unknown)
     return cfg
 
 
@@ -124,11 +159,15 @@ def _parse_value(text: str) -> Any:
         return text
 
 
+OVERRIDES = "the overrides (--set and flags)"  # where override values come from, for messages
+_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", list: "a list", dict: "a mapping"}
+
+
 def _coerce(key: str, old: Any, value: Any) -> Any:
     """Keep the field's type: ints become floats for float fields; a type change is an error."""
     if isinstance(old, bool):
         if not isinstance(value, bool):
-            raise ConfigError(f"'{key}' is a bool; use true or false, not '{value}'")
+            raise ConfigError(f"{key} = {value!r} in {OVERRIDES}: expects true or false")
         return value
     if isinstance(old, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
@@ -142,7 +181,8 @@ def _coerce(key: str, old: Any, value: Any) -> Any:
         return value
     if old is None:
         return value
-    raise ConfigError(f"'{key}' expects a {type(old).__name__} like {old!r}, got {value!r}")
+    raise ConfigError(f"{key} = {value!r} in {OVERRIDES}: expects {_TYPE_NAMES.get(type(old), type(old).__name__)}, "
+                      f"e.g. {old!r}")
 
 
 def _sections(cfg: Cfg) -> str:

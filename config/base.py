@@ -26,6 +26,7 @@ class Base:
         device = "cpu"  # torch device for the policy and the env tensors
         log_interval = 1  # iterations between console lines
         random_episode_start = True  # bool, start training with each env's episode clock at a random point (spreads timeouts, pushes)
+        max_skipped_updates = 3  # updates in a row skipped for NaN/inf (obs, actions, rewards, losses) before training stops
 
     class algorithm:
         value_loss_coef = 1.0  # weight of the value loss

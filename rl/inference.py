@@ -19,6 +19,7 @@ from torch import nn
 from model import load_actor
 from model.actor import GaussianActor
 from rl.normalizer import EmpiricalNormalizer
+from utils.checkpoint import read_checkpoint
 
 
 class InferencePolicy(nn.Module):
@@ -38,16 +39,21 @@ class InferencePolicy(nn.Module):
 
 def load_inference_policy(path: str | os.PathLike, policy_cfg: Any = None,
                           device: str | torch.device = "cpu") -> InferencePolicy:
-    """The deployment policy of a runner checkpoint.
+    """The deployment policy of a runner checkpoint file (an unreadable one raises `CheckpointError`).
 
     `policy_cfg` is the ``cfg.policy`` section used to build the actor; when None,
     the ``policy`` section saved in the checkpoint's ``cfg`` is used.
     """
-    ckpt = torch.load(path, map_location=device, weights_only=False)
+    return inference_policy_from_checkpoint(read_checkpoint(path, device), policy_cfg, device, str(path))
+
+
+def inference_policy_from_checkpoint(ckpt: dict[str, Any], policy_cfg: Any = None,
+                                     device: str | torch.device = "cpu", source: str = "checkpoint") -> InferencePolicy:
+    """The deployment policy of an already loaded checkpoint dict (see `load_inference_policy`)."""
     if policy_cfg is None:
         saved = (ckpt.get("cfg") or {}).get("policy")
         if saved is None:
-            raise ValueError(f"{path} holds no cfg['policy']; pass policy_cfg")
+            raise ValueError(f"{source} holds no cfg['policy']; pass policy_cfg")
         policy_cfg = SimpleNamespace(**saved)
     actor = load_actor(policy_cfg, ckpt["num_obs"], ckpt["num_actions"], device)
     actor.load_state_dict(ckpt["actor"])

@@ -58,20 +58,32 @@ class EmpiricalNormalizer(nn.Module):
         return y * (self.var.sqrt() + self.eps) + self.mean
 
     @torch.no_grad()
-    def update(self, x: torch.Tensor) -> None:
-        """Merge a batch (..., *shape) into the statistics; ignored in eval mode."""
+    def update(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> None:
+        """Merge a batch (..., *shape) into the statistics; ignored in eval mode.
+
+        `mask` (one bool per sample) keeps samples out, e.g. rows that held a NaN;
+        it is applied with tensor arithmetic, so no host synchronisation is needed.
+        """
         if not self.training:
             return
         if self.until is not None and int(self.count) >= self.until:
             return
         x = x.reshape(-1, *self.mean.shape).to(self.mean.dtype)
-        n = x.shape[0]
-        if n == 0:
+        if x.shape[0] == 0:
             return
-        batch_mean = x.mean(dim=0)
-        batch_var = x.var(dim=0, unbiased=False)
+        if mask is None:
+            n = torch.tensor(x.shape[0], device=x.device)
+            batch_mean = x.mean(dim=0)
+            batch_var = x.var(dim=0, unbiased=False)
+        else:
+            weight = mask.reshape(-1, *([1] * (x.dim() - 1))).to(x.dtype)
+            x = torch.where(weight > 0, x, torch.zeros((), dtype=x.dtype, device=x.device))  # NaN * 0 is NaN
+            n = mask.sum()
+            safe_n = n.clamp(min=1).to(x.dtype)
+            batch_mean = (x * weight).sum(dim=0) / safe_n
+            batch_var = ((x - batch_mean).square() * weight).sum(dim=0) / safe_n
         total = self.count + n
-        w = n / total.to(self.mean.dtype)  # weight of the new batch
+        w = n.to(self.mean.dtype) / total.clamp(min=1).to(self.mean.dtype)  # weight of the new batch (0 if none)
         delta = batch_mean - self.mean
         # Chan et al.: M2 = M2_a + M2_b + delta^2 * n_a * n_b / n, divided by n.
         new_var = self.var * (1.0 - w) + batch_var * w + delta.square() * w * (1.0 - w)

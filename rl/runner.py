@@ -8,7 +8,14 @@
 Iterations are counted globally (`current_iteration`, `total_env_steps`), so a
 resumed run continues its numbering in logs and checkpoints. Ctrl-C (SIGINT) or
 SIGTERM during `learn` finishes the current iteration, saves and returns; a
-second Ctrl-C aborts at once with KeyboardInterrupt.
+second Ctrl-C aborts at once with KeyboardInterrupt (`rl.stop_signal`).
+
+Faults never cost the run: a checkpoint write that fails (disk full, permissions)
+is reported on stderr and in TensorBoard, the previous file stays intact and
+training goes on (`last_save_failed` tells the caller at the end). A rollout or
+update with a NaN/inf is not learned from (`rl.faults`, `PPO.update`); after
+``runner.max_skipped_updates`` such iterations in a row, `learn` raises
+`TrainingHalted`.
 
 The env interface (see env/gym_env_wrapper.py): attributes ``num_envs, num_obs,
 num_critic_obs, num_actions, device, max_episode_length``; ``reset() -> (obs,
@@ -19,25 +26,25 @@ with ``info["time_outs"]``, ``info["episode"]`` and ``info["diverged"]``; and, w
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import signal
-import threading
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
-import yaml
 from torch import nn
 
+from config.identity import cfg_hash, changed_fields
 from model import load_actor, load_critic
 from rl.alg.ppo import PPO
 from rl.episode_stats import EpisodeStats
+from rl.faults import KINDS, RolloutFaults, describe
 from rl.inference import InferencePolicy
 from rl.normalizer import EmpiricalNormalizer
 from rl.seed import get_rng_state, set_rng_state
+from rl.stop_signal import GracefulStop
+from utils.checkpoint import read_checkpoint
 from utils.files import atomic_torch_save
 from utils.progress import Progress
 
@@ -60,18 +67,15 @@ TB_TAGS = {
     "total_env_steps": "Perf/total_env_steps",
     "diverged": "Sim/diverged",
     "diverged_total": "Sim/diverged_total",
+    "skipped_update": "Faults/skipped_update",
+    "save_failed": "Checkpoint/save_failed",
+    "failed_saves_total": "Checkpoint/failed_saves_total",
+    **{f"nonfinite_{kind}": f"Faults/nonfinite_{kind}" for kind in KINDS},
 }
 
 
-def cfg_hash(cfg_dict: dict[str, Any] | None) -> str | None:
-    """sha256 of the YAML dump of the config dict (the same dump and digest as `utils.yaml.ParamsProcess`)."""
-    if cfg_dict is None:
-        return None
-    try:
-        text = yaml.safe_dump(cfg_dict, sort_keys=False, default_flow_style=None)
-    except yaml.YAMLError:
-        text = json.dumps(cfg_dict, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+class TrainingHalted(RuntimeError):
+    """Training cannot go on (too many updates in a row skipped); one line saying why and what is kept."""
 
 
 def _to_plain_dict(cfg: Any) -> dict[str, Any] | None:
@@ -116,6 +120,7 @@ class OnPolicyRunner:
         self.save_interval: int = save_interval if save_interval is not None else cfg.runner.save_interval
         self.log_interval: int = max(1, getattr(cfg.runner, "log_interval", 1))
         self.random_episode_start: bool = bool(getattr(cfg.runner, "random_episode_start", False))
+        self.max_skipped_updates: int = int(getattr(cfg.runner, "max_skipped_updates", 3))
         self.keep_all = keep_all
         self.verbose = verbose
 
@@ -140,9 +145,13 @@ class OnPolicyRunner:
         self.current_iteration = 0
         self.total_env_steps = 0
         self.diverged_total = 0
-        self.stop_requested = False
         self.writer: Any = None
+        self._stop = GracefulStop(self._print, lambda: self.current_iteration + 1)
         self._last_saved_iteration: int | None = None
+        self.last_save_failed = False  # the latest write of policy.pt failed
+        self.failed_saves_total = 0
+        self.skipped_in_a_row = 0
+        self._last_learned_iteration = 0  # iteration of the last update that changed the weights
 
     # ---- convenience -------------------------------------------------------------------------
 
@@ -153,6 +162,10 @@ class OnPolicyRunner:
     @property
     def critic(self) -> nn.Module:
         return self.alg.critic
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.requested
 
     def get_inference_policy(self, device: str | torch.device | None = None) -> InferencePolicy:
         """A detached copy of normaliser + actor mean, in eval mode, for play/export."""
@@ -167,69 +180,78 @@ class OnPolicyRunner:
 
         ``on_iteration(iteration, metrics)`` is called after each iteration is logged
         and saved; returning True stops training there (e.g. a wall-clock budget).
+        Raises `TrainingHalted` after ``runner.max_skipped_updates`` skipped updates in a row.
         """
-        self.stop_requested = False
-        previous_handlers = self._install_signal_handlers()
-        metrics: dict[str, float] = {}
-        try:
-            self._open_writer()
-            self.alg.train_mode()
-            self.obs_normalizer.train()
-            self.critic_obs_normalizer.train()
-            obs, critic_obs = self._reset_env()
-            start = self.current_iteration
-            progress = Progress(total=start + num_iterations, initial=start)
-            for it in range(start + 1, start + num_iterations + 1):
-                obs, critic_obs, metrics = self._iteration(obs, critic_obs)
-                self.current_iteration = it
-                metrics["iteration"] = it
-                metrics["total_env_steps"] = self.total_env_steps
-                self._log(it, metrics, progress.update())
-                if self.model_dir is not None:
-                    # policy.pt after every iteration, so an interrupted run loses at most one
-                    self.save()
-                    if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
-                        self.save(self.model_dir / "all" / f"policy_{it}.pt")
-                if on_iteration is not None and on_iteration(it, metrics):
-                    break
-                if self.stop_requested:
-                    self._print(f"{self.run_name}: stopped after iteration {it}")
-                    break
-            if self.model_dir is not None and self._last_saved_iteration != self.current_iteration:
-                self.save()
-        finally:
-            self._restore_signal_handlers(previous_handlers)
-            if self.writer is not None:
-                self.writer.flush()
+        metrics: dict[str, Any] = {}
+        with self._stop:
+            try:
+                self._open_writer()
+                self.alg.train_mode()
+                self.obs_normalizer.train()
+                self.critic_obs_normalizer.train()
+                obs, critic_obs = self._reset_env()
+                start = self.current_iteration
+                progress = Progress(total=start + num_iterations, initial=start)
+                for it in range(start + 1, start + num_iterations + 1):
+                    obs, critic_obs, metrics = self._iteration(obs, critic_obs)
+                    self.current_iteration = it
+                    metrics["iteration"] = it
+                    metrics["total_env_steps"] = self.total_env_steps
+                    self._log(it, metrics, progress.update())
+                    if self.model_dir is not None:
+                        self._save_iteration(it)
+                    self._check_skipped(it, metrics)
+                    if on_iteration is not None and on_iteration(it, metrics):
+                        break
+                    if self._stop.requested:
+                        self._print(f"{self.run_name}: stopped after iteration {it}")
+                        break
+                if self.model_dir is not None and self._last_saved_iteration != self.current_iteration:
+                    self._save_or_warn()
+            finally:
+                if self.writer is not None:
+                    self.writer.flush()
         return metrics
 
     def _iteration(self, obs: torch.Tensor, critic_obs: torch.Tensor
-                   ) -> tuple[torch.Tensor, torch.Tensor, dict[str, float]]:
-        """One rollout + one PPO update. Returns the next observations and the metrics."""
+                   ) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+        """One rollout + one PPO update (skipped if anything was non-finite). Returns the next observations and the metrics."""
         env = self.env
         t0 = time.perf_counter()
         diverged = 0
+        faults = RolloutFaults(self.device)
         # no_grad rather than inference_mode: the env keeps tensors made here
         # (state, buffers) and must be able to update them in place later.
         with torch.no_grad():
             for _ in range(self.num_steps_per_env):
-                actions = self.alg.act(obs, critic_obs)
+                actions, _ = faults.clean("actions", self.alg.act(obs, critic_obs))
                 obs, critic_obs, rew, done, info, task_rew = env.step(actions.to(env.device))
-                obs, critic_obs = self._normalize(obs, critic_obs)
-                rew, done, task_rew = rew.to(self.device), done.to(self.device), task_rew.to(self.device)
+                obs, critic_obs = self._normalize(obs, critic_obs, faults)
+                rew, _ = faults.clean("rewards", rew.to(self.device))
+                task_rew, _ = faults.clean("task_rewards", task_rew.to(self.device))
+                done = done.to(self.device)
                 time_outs = info.get("time_outs")
                 self.alg.process_env_step(rew, done, None if time_outs is None else time_outs.to(self.device))
                 self.episode_stats.step(rew, task_rew, done, info.get("episode"))
                 diverged += int(info.get("diverged", 0))
-            self.alg.compute_returns(critic_obs)
+            found = faults.summary()
+            if not found:
+                self.alg.compute_returns(critic_obs)
         t1 = time.perf_counter()
-        losses = self.alg.update()
+        if found:
+            self.alg.storage.clear()
+            losses: dict[str, Any] = {"skipped": describe(found) + " during the rollout",
+                                      "learning_rate": self.alg.learning_rate}
+        else:
+            losses = self.alg.update()
         t2 = time.perf_counter()
 
         steps = self.num_steps_per_env * env.num_envs
         self.total_env_steps += steps
         self.diverged_total += diverged
-        metrics: dict[str, float] = dict(losses)
+        metrics: dict[str, Any] = dict(losses)
+        metrics["skipped_update"] = int("skipped" in losses)
+        metrics.update({f"nonfinite_{kind}": found.get(kind, 0) for kind in KINDS})
         metrics["action_std"] = float(self.alg.actor.action_std.detach().mean())
         metrics.update(self.episode_stats.means())
         metrics.update({f"Episode/{k}": v for k, v in self.episode_stats.pop_terms().items()})
@@ -237,20 +259,39 @@ class OnPolicyRunner:
                        iteration_time=t2 - t0, diverged=diverged, diverged_total=self.diverged_total)
         return obs, critic_obs, metrics
 
+    def _check_skipped(self, it: int, metrics: dict[str, Any]) -> None:
+        """Count skipped updates in a row; warn on each, halt after max_skipped_updates."""
+        if not metrics["skipped_update"]:
+            self.skipped_in_a_row = 0
+            self._last_learned_iteration = it
+            return
+        self.skipped_in_a_row += 1
+        _warn(f"warning: {self.run_name}#{it}: update skipped, weights unchanged: {metrics['skipped']} "
+              f"({self.skipped_in_a_row} in a row, training stops at {self.max_skipped_updates})")
+        if self.skipped_in_a_row >= self.max_skipped_updates:
+            raise TrainingHalted(
+                f"training stopped at iteration {it}: {self.skipped_in_a_row} updates in a row were skipped for "
+                f"non-finite values (last: {metrics['skipped']}); the weights are those of iteration "
+                f"{self._last_learned_iteration}, saved in policy.pt; look for a diverging simulation or reward term")
+
     def _reset_env(self) -> tuple[torch.Tensor, torch.Tensor]:
         obs, critic_obs = self.env.reset()
         if self.random_episode_start:
             self.env.spread_episode_starts()
         self.episode_stats.reset_envs()
         with torch.no_grad():
-            return self._normalize(obs, critic_obs)
+            return self._normalize(obs, critic_obs, RolloutFaults(self.device))
 
-    def _normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Move to the runner device, update the normalisers (training only) and normalise."""
-        obs, critic_obs = obs.to(self.device), critic_obs.to(self.device)
+    def _normalize(self, obs: torch.Tensor, critic_obs: torch.Tensor, faults: RolloutFaults
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Move to the runner device, zero non-finite rows (counted in `faults`), update the normalisers
+        with the finite rows only (training), and normalise."""
+        obs, obs_ok = faults.clean("observations", obs.to(self.device))
+        critic_obs, critic_ok = faults.clean("critic_observations", critic_obs.to(self.device))
         if self.normalize_observations:
-            self.obs_normalizer.update(obs)
-            self.critic_obs_normalizer.update(critic_obs)
+            rows_ok = obs_ok & critic_ok
+            self.obs_normalizer.update(obs, rows_ok)
+            self.critic_obs_normalizer.update(critic_obs, rows_ok)
         return self.obs_normalizer(obs), self.critic_obs_normalizer(critic_obs)
 
     # ---- logging -----------------------------------------------------------------------------
@@ -264,19 +305,25 @@ class OnPolicyRunner:
         purge_step = self.current_iteration + 1 if self.current_iteration > 0 else None
         self.writer = SummaryWriter(self.log_dir, purge_step=purge_step)
 
-    def _log(self, it: int, metrics: dict[str, float], progress: str) -> None:
+    def _scalar(self, tag: str, value: float, step: int) -> None:
         if self.writer is not None:
-            for key, value in metrics.items():
-                tag = TB_TAGS.get(key, key if key.startswith("Episode/") else None)
-                if tag is not None:
-                    self.writer.add_scalar(tag, value, global_step=it)
+            self.writer.add_scalar(tag, value, global_step=step)
+
+    def _log(self, it: int, metrics: dict[str, Any], progress: str) -> None:
+        for key, value in metrics.items():
+            tag = TB_TAGS.get(key, key if key.startswith("Episode/") else None)
+            if tag is not None and isinstance(value, (int, float)):
+                self._scalar(tag, value, it)
         if it % self.log_interval == 0:
             self._print(self.format_line(it, metrics) + "  " + progress)
 
-    def format_line(self, it: int, m: dict[str, float]) -> str:
+    def format_line(self, it: int, m: dict[str, Any]) -> str:
         """``run1#12  3.4s  fps 12345  surr -0.0123 value 0.456 ent 12.3  rew 1.23  task 0.98  len 345.0``"""
-        line = (f"{self.run_name}#{it}  {m['iteration_time']:.1f}s  fps {m['fps']:.0f}  "
-                f"surr {m['surrogate']:.4f} value {m['value']:.3f} ent {m['entropy']:.1f}")
+        line = f"{self.run_name}#{it}  {m['iteration_time']:.1f}s  fps {m['fps']:.0f}  "
+        if "skipped" in m:
+            line += "update skipped (non-finite values)"
+        else:
+            line += f"surr {m['surrogate']:.4f} value {m['value']:.3f} ent {m['entropy']:.1f}"
         if "mean_reward" in m:
             line += (f"  rew {m['mean_reward']:.2f}  task {m['mean_task_reward']:.2f}"
                      f"  len {m['mean_episode_length']:.1f}")
@@ -293,29 +340,33 @@ class OnPolicyRunner:
             self.writer.close()
             self.writer = None
 
-    # ---- graceful stop -----------------------------------------------------------------------
-
-    def _handle_stop_signal(self, signum: int, frame: Any) -> None:
-        if self.stop_requested and signum == signal.SIGINT:
-            raise KeyboardInterrupt  # second Ctrl-C: abort now
-        self.stop_requested = True
-        self._print(f"\n{signal.Signals(signum).name} received: finishing iteration "
-                    f"{self.current_iteration + 1}, saving, then stopping (Ctrl-C again to abort)")
-
-    def _install_signal_handlers(self) -> dict[int, Any]:
-        if threading.current_thread() is not threading.main_thread():
-            return {}  # signal handlers can only be set from the main thread
-        previous = {}
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, self._handle_stop_signal)
-        return previous
-
-    @staticmethod
-    def _restore_signal_handlers(previous: dict[int, Any]) -> None:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-
     # ---- checkpoints -------------------------------------------------------------------------
+
+    def _save_iteration(self, it: int) -> None:
+        """policy.pt after every iteration (an interrupted run loses at most one), all/ every save_interval."""
+        ok = self._save_or_warn()
+        if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
+            ok = self._save_or_warn(self.model_dir / "all" / f"policy_{it}.pt") and ok
+        self._scalar(TB_TAGS["save_failed"], float(not ok), it)
+        self._scalar(TB_TAGS["failed_saves_total"], float(self.failed_saves_total), it)
+
+    def _save_or_warn(self, path: Path | None = None) -> bool:
+        """`save`, turning a failed write (disk full, permissions) into a warning; True if written."""
+        latest = path is None
+        try:
+            self.save(path)
+        except OSError as err:
+            self.failed_saves_total += 1
+            self.last_save_failed = self.last_save_failed or latest
+            target = path if path is not None else self.model_dir / "policy.pt"
+            kept = (f"policy.pt still holds iteration {self._last_saved_iteration}" if self._last_saved_iteration
+                    else "no earlier checkpoint exists") if latest else "policy.pt is unaffected"
+            _warn(f"warning: {self.run_name}#{self.current_iteration}: could not write {target} "
+                  f"({err.strerror or err}); {kept}; training continues")
+            return False
+        if latest:
+            self.last_save_failed = False
+        return True
 
     def save(self, path: str | os.PathLike | None = None) -> Path:
         """Write a checkpoint atomically (default ``<model_dir>/policy.pt``)."""
@@ -344,25 +395,33 @@ class OnPolicyRunner:
         return path
 
     def load(self, path: str | os.PathLike, load_optimizer: bool = True) -> dict[str, Any]:
-        """Restore networks, normalisers, (optimizer), counters and RNG states; returns the checkpoint."""
-        ckpt = torch.load(path, map_location=self.device, weights_only=False)
+        """Restore from a checkpoint file (see `load_state`); an unreadable file raises `CheckpointError`."""
+        return self.load_state(read_checkpoint(path, self.device), path, load_optimizer)
+
+    def load_state(self, ckpt: dict[str, Any], source: str | os.PathLike = "checkpoint",
+                   load_optimizer: bool = True) -> dict[str, Any]:
+        """Restore networks, normalisers, (optimizer), counters and RNG states from a loaded checkpoint."""
         self._check_sizes(ckpt)
         self.alg.load_state_dict(ckpt, load_optimizer=load_optimizer)
         if self.normalize_observations:
             if not ckpt.get("obs_normalizer"):
-                raise ValueError(f"{path} has no observation normaliser but policy.normalize_observations is on")
+                raise ValueError(f"{source} has no observation normaliser but policy.normalize_observations is on")
             self.obs_normalizer.load_state_dict(ckpt["obs_normalizer"])
             self.critic_obs_normalizer.load_state_dict(ckpt["critic_obs_normalizer"])
         elif ckpt.get("obs_normalizer"):
-            raise ValueError(f"{path} was trained with observation normalisation but "
+            raise ValueError(f"{source} was trained with observation normalisation but "
                              "policy.normalize_observations is off")
         self.current_iteration = int(ckpt["iteration"])
+        self._last_learned_iteration = self.current_iteration
         self.total_env_steps = int(ckpt["total_env_steps"])
         self.diverged_total = int(ckpt.get("diverged_total", 0))
         if "rng_state" in ckpt:
             set_rng_state(ckpt["rng_state"])
-        if ckpt.get("cfg_hash") and self.cfg_dict is not None and ckpt["cfg_hash"] != cfg_hash(self.cfg_dict):
-            self._print(f"note: {path} was trained with a different config (hash {ckpt['cfg_hash'][:12]})")
+        if isinstance(ckpt.get("cfg"), dict) and self.cfg_dict is not None:
+            changes = changed_fields(ckpt["cfg"], self.cfg_dict)
+            if changes:
+                more = f" and {len(changes) - 4} more" if len(changes) > 4 else ""
+                self._print(f"note: resuming {source} with a changed config: {'; '.join(changes[:4])}{more}")
         self._last_saved_iteration = self.current_iteration
         return ckpt
 
@@ -379,3 +438,8 @@ class OnPolicyRunner:
     @staticmethod
     def _normalizer_state(normalizer: nn.Module) -> dict[str, torch.Tensor] | None:
         return normalizer.state_dict() if isinstance(normalizer, EmpiricalNormalizer) else None
+
+
+def _warn(text: str) -> None:
+    """Warnings go to stderr whatever `verbose` says: a user must see lost saves and skipped updates."""
+    print(text, file=sys.stderr, flush=True)

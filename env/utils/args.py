@@ -16,9 +16,12 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--config", default=None,
                         help=f"robot/task config to train (one of: {', '.join(available_configs())}); "
                              "with --resume, defaults to the resumed experiment's saved cfg.yaml")
-    parser.add_argument("--name", required=True, help="experiment name: outputs go to experiments/<name>/")
+    parser.add_argument("--name", required=True, help="experiment name: outputs go to experiments/<name>/ (letters, digits, -, _, .)")
     parser.add_argument("--resume", default=None, metavar="NAME",
                         help="continue from experiments/NAME/model/policy.pt (iteration, frames, optimizer, normaliser)")
+    parser.add_argument("--checkpoint", default=None, metavar="PATH",
+                        help="with --resume: the checkpoint to resume from, relative to experiments/<resume>/model/, "
+                             "e.g. all/policy_50.pt (default policy.pt)")
     parser.add_argument("--num_envs", type=int, default=None, help="parallel robots (overrides env.num_envs)")
     parser.add_argument("--max_iterations", type=int, default=None,
                         help="PPO iterations to run now (overrides runner.max_iterations); a resumed run adds them")
@@ -28,7 +31,8 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--headless", action="store_true",
                         help="accepted for legged_gym-style scripts; training never opens a viewer")
     parser.add_argument("--overwrite", action="store_true",
-                        help="replace an existing experiments/<name>/ instead of refusing")
+                        help="replace an existing experiment experiments/<name>/ (a folder holding model/ or log/) "
+                             "instead of refusing")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                         help="override any config field, e.g. --set rewards.scales.alive=0 (repeatable)")
     return parser.parse_args(argv)

@@ -28,10 +28,14 @@ Differences from rsl_rl (none changes the learning rule in the usual settings):
 - Extra metrics are returned: approximate KL (CleanRL estimator), clip fraction.
 - Observation normalisation lives in the runner (`rl.runner`), so this class only sees
   already normalised observations, as in rsl_rl 2.x.
+- A non-finite loss or gradient norm in any minibatch undoes the whole update
+  (networks, optimizer state and learning rate go back to where the update started)
+  and `update` reports it under ``"skipped"``: a NaN never reaches the weights.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 from typing import Any
 
@@ -124,11 +128,17 @@ class PPO:
 
     # ---- learning ----------------------------------------------------------------------------
 
-    def update(self) -> dict[str, float]:
-        """Epochs x minibatches of PPO steps on the stored rollout; returns mean metrics and clears it."""
+    def update(self) -> dict[str, Any]:
+        """Epochs x minibatches of PPO steps on the stored rollout; returns mean metrics and clears it.
+
+        If a loss or gradient turns non-finite, everything the update changed is
+        restored and the metrics are ``{"skipped": reason, "learning_rate": lr}``.
+        """
         assert self.storage is not None, "call init_storage first"
+        start = self._snapshot()
         sums: dict[str, torch.Tensor] = defaultdict(lambda: torch.zeros((), device=self.device))
         num_updates = 0
+        per_epoch = self.num_mini_batches
         for batch in self.storage.mini_batch_generator(self.num_mini_batches, self.num_learning_epochs):
             dist = self.actor.distribution(batch.obs)
             log_probs = dist.log_prob(batch.actions).sum(dim=-1)
@@ -156,7 +166,14 @@ class PPO:
             loss = surrogate_loss + self.value_loss_coef * value_loss - self.entropy_coef * entropy
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            self._clip_gradients()
+            actor_norm, critic_norm = self._clip_gradients()
+            if not bool(torch.isfinite(loss) & torch.isfinite(actor_norm) & torch.isfinite(critic_norm)):
+                what = "loss" if not bool(torch.isfinite(loss)) else "gradient"
+                self._restore(start)
+                self.storage.clear()
+                return {"skipped": f"non-finite {what} in minibatch {num_updates % per_epoch + 1} of epoch "
+                                   f"{num_updates // per_epoch + 1}; the update was undone",
+                        "learning_rate": self.learning_rate}
             self.optimizer.step()
 
             with torch.no_grad():
@@ -173,14 +190,30 @@ class PPO:
         metrics["learning_rate"] = self.learning_rate
         return metrics
 
-    def _clip_gradients(self) -> None:
-        """Clip the actor's and the critic's gradient norms each to max_grad_norm.
+    def _clip_gradients(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Clip the actor's and the critic's gradient norms each to max_grad_norm; return the norms before.
 
         Separately, so that the critic's gradient, which is often the larger, cannot
         shrink the policy's step.
         """
-        nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm)
-        nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm)
+        return (nn.utils.clip_grad_norm_(self.actor.parameters(), self.max_grad_norm),
+                nn.utils.clip_grad_norm_(self.critic.parameters(), self.max_grad_norm))
+
+    def _snapshot(self) -> dict[str, Any]:
+        """What an update changes: parameters, optimizer state, learning rate."""
+        return {"params": [p.detach().clone() for p in self.params],
+                "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+                "learning_rate": self.learning_rate}
+
+    def _restore(self, snapshot: dict[str, Any]) -> None:
+        with torch.no_grad():
+            for p, saved in zip(self.params, snapshot["params"]):
+                p.copy_(saved)
+        self.optimizer.load_state_dict(snapshot["optimizer"])
+        self.learning_rate = snapshot["learning_rate"]
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.learning_rate
+        self.optimizer.zero_grad(set_to_none=True)
 
     def _adapt_learning_rate(self, kl: torch.Tensor) -> None:
         kl_mean = float(kl)  # rsl_rl syncs here too: the lr must be known before this step

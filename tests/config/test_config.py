@@ -47,8 +47,8 @@ def test_override_does_not_leak_into_other_loads():
     ("runer.max_iterations=5", ["unknown section 'runer'", "runner"]),
     ("max_iterations=5", ["needs a section"]),
     ("runner.max_iterations", ["section.field=value"]),
-    ("runner.max_iterations=abc", ["expects a int"]),
-    ("domain_rand.push_robots=3", ["bool"]),
+    ("runner.max_iterations=abc", ["expects an integer"]),
+    ("domain_rand.push_robots=3", ["expects true or false"]),
     ("rewards.scales=1", ["is a section"]),
 ])
 def test_bad_overrides_name_what_is_valid(override, expected):

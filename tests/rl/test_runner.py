@@ -9,7 +9,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 import utils.files
 from fake_env import FakeEnv, make_cfg
 from rl.inference import load_inference_policy
-from rl.runner import OnPolicyRunner, cfg_hash
+from config.identity import cfg_hash
+from rl.runner import OnPolicyRunner
 from rl.seed import set_seed
 
 
@@ -69,10 +70,20 @@ def test_checkpoint_contents(tmp_path):
     assert int(ckpt["obs_normalizer"]["count"]) == 16 * (8 + 1)  # reset obs + 8 steps
 
 
-def test_cfg_hash_matches_params_process():
-    yaml_mod = pytest.importorskip("utils.yaml")
-    cfg = yaml_mod.Cfg(runner=yaml_mod.Cfg(seed=1, save_interval=50), policy=yaml_mod.Cfg(actor_hidden_dims=[8]))
-    assert cfg_hash(cfg.to_dict()) == yaml_mod.ParamsProcess.digest(cfg)
+def test_cfg_hash_ignores_run_length_and_logging_fields_only():
+    from config import load_config
+    from config.identity import changed_fields
+
+    base = load_config("qmini").to_dict()
+    run_only = load_config("qmini", ["runner.max_iterations=7", "runner.save_interval=3", "runner.log_interval=5",
+                                     "runner.seed=9", "sim.nthread=1", "viewer.distance=4.0"]).to_dict()
+    assert cfg_hash(run_only) == cfg_hash(base) and changed_fields(base, run_only) == []
+    for override in ["algorithm.learning_rate=0.0003", "env.num_envs=8", "rewards.scales.alive=0.1",
+                     "control.stiffness.knee=40"]:
+        other = load_config("qmini", [override]).to_dict()
+        assert cfg_hash(other) != cfg_hash(base), override
+        key = override.split("=")[0]
+        assert [c.split(":")[0] for c in changed_fields(base, other)] == [key]
 
 
 def test_same_seed_same_first_iteration():

@@ -1,0 +1,74 @@
+"""Reading checkpoints without tracebacks.
+
+A checkpoint may be truncated (disk full, a copy cut short) or corrupted; `torch.load`
+then raises one of many exception types deep inside its zip reader. `read_checkpoint`
+turns every such failure into one `CheckpointError` that names the file and, when the
+file belongs to an experiment, the newest snapshot in ``model/all/`` that does load,
+with the flag that uses it.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from utils.experiment import Experiment
+
+# What every checkpoint written by rl.runner.OnPolicyRunner.save holds.
+REQUIRED_KEYS = ("actor", "num_obs", "num_actions", "iteration")
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used; the message is one line saying what to do instead."""
+
+
+def _load(path: Path, map_location: Any) -> dict[str, Any]:
+    """The checkpoint dict, or CheckpointError with the reason (no advice)."""
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as err:  # noqa: BLE001 - torch.load raises RuntimeError, EOFError, UnpicklingError, ...
+        reason = textwrap.shorten(str(err), 160, placeholder=" ...") or type(err).__name__
+        raise CheckpointError(f"cannot read checkpoint {path} (truncated or corrupted: {reason})") from None
+    if not isinstance(ckpt, dict) or any(k not in ckpt for k in REQUIRED_KEYS):
+        raise CheckpointError(f"{path} is not a training checkpoint of this package (it lacks "
+                              f"{', '.join(k for k in REQUIRED_KEYS if not isinstance(ckpt, dict) or k not in ckpt)})")
+    return ckpt
+
+
+def newest_loadable_snapshot(experiment: Experiment, skip: Path | None = None) -> tuple[int, Path] | None:
+    """(iteration, path) of the newest model/all/policy_<it>.pt that loads, or None."""
+    for iteration, path in experiment.snapshots():
+        if skip is not None and path.resolve() == skip.resolve():
+            continue
+        try:
+            _load(path, "cpu")
+        except CheckpointError:
+            continue
+        return iteration, path
+    return None
+
+
+def read_checkpoint(path: str | os.PathLike, map_location: Any = "cpu", experiment: Experiment | None = None,
+                    flag_prefix: str = "") -> dict[str, Any]:
+    """Load a runner checkpoint; a bad file raises one-line `CheckpointError`.
+
+    With `experiment`, the message names its newest loadable snapshot and the
+    ``{flag_prefix}--checkpoint all/policy_<it>.pt`` that uses it.
+    """
+    path = Path(path)
+    try:
+        return _load(path, map_location)
+    except CheckpointError as err:
+        if experiment is None:
+            raise
+        found = newest_loadable_snapshot(experiment, skip=path)
+        if found is None:
+            raise CheckpointError(f"{err}; no loadable snapshot in {experiment.snapshot_dir} either") from None
+        iteration, snapshot = found
+        rel = snapshot.relative_to(experiment.model_dir).as_posix()
+        raise CheckpointError(f"{err}; the newest loadable snapshot is model/{rel} (iteration {iteration}): "
+                              f"use {flag_prefix}--checkpoint {rel}") from None
