@@ -37,6 +37,7 @@ from env.utils.command_schedule import CommandDriver  # noqa: E402
 from model.mlp import build_mlp  # noqa: E402
 from play import build_env, load_trained, play_cfg  # noqa: E402
 from rl.evaluation import eval_commands, evaluate  # noqa: E402
+from utils.cli import main_with_one_line_errors  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 
@@ -134,4 +135,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_with_one_line_errors(main))

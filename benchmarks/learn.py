@@ -31,6 +31,7 @@ from config import load_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
+from utils.cli import main_with_one_line_errors  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
@@ -246,4 +247,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_with_one_line_errors(main))

@@ -26,6 +26,7 @@ import torch  # noqa: E402
 from config import load_saved_config  # noqa: E402
 from env.gym_env_wrapper import make_env  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
+from utils.cli import main_with_one_line_errors  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 
 
@@ -37,14 +38,16 @@ def grad_norm(params) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--name", required=True, help="experiment name")
-    parser.add_argument("--checkpoint", default="model/policy.pt", help="path inside the experiment")
+    parser.add_argument("--checkpoint", default=None,
+                        help="checkpoint relative to experiments/<name>/model/, e.g. all/policy_150.pt (default policy.pt)")
     args = parser.parse_args(argv)
 
     experiment = Experiment(args.name)
     cfg = load_saved_config(experiment.cfg_path)
     env = make_env(cfg)
     runner = OnPolicyRunner(env, cfg, log_dir=None, device="cpu", verbose=False)
-    runner.load(experiment.dir / args.checkpoint)
+    which = args.checkpoint.removeprefix("model/") if args.checkpoint else None  # the older form model/...
+    runner.load(experiment.checkpoint(which))
     alg = runner.alg
     norms: list[tuple[float, float]] = []
     original_clip = alg._clip_gradients
@@ -81,4 +84,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_with_one_line_errors(main))

@@ -27,7 +27,6 @@ with ``info["time_outs"]``, ``info["episode"]`` and ``info["diverged"]``; and, w
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -44,35 +43,10 @@ from rl.inference import InferencePolicy
 from rl.normalizer import EmpiricalNormalizer
 from rl.seed import get_rng_state, set_rng_state
 from rl.stop_signal import GracefulStop
+from rl.train_log import TB_TAGS, TrainLog
 from utils.checkpoint import read_checkpoint
 from utils.files import atomic_torch_save
 from utils.progress import Progress
-
-# TensorBoard tag of each metric returned by `learn` (Episode/<term> tags are added per term).
-TB_TAGS = {
-    "surrogate": "Loss/surrogate",
-    "value": "Loss/value",
-    "entropy": "Loss/entropy",
-    "kl": "Loss/kl",
-    "approx_kl": "Loss/approx_kl",
-    "clip_fraction": "Loss/clip_fraction",
-    "learning_rate": "Loss/learning_rate",
-    "action_std": "Policy/action_std",
-    "mean_reward": "Train/mean_reward",
-    "mean_task_reward": "Train/mean_task_reward",
-    "mean_episode_length": "Train/mean_episode_length",
-    "fps": "Perf/fps",
-    "collection_time": "Perf/collection_time",
-    "learning_time": "Perf/learning_time",
-    "total_env_steps": "Perf/total_env_steps",
-    "diverged": "Sim/diverged",
-    "diverged_total": "Sim/diverged_total",
-    "skipped_update": "Faults/skipped_update",
-    "save_failed": "Checkpoint/save_failed",
-    "failed_saves_total": "Checkpoint/failed_saves_total",
-    **{f"nonfinite_{kind}": f"Faults/nonfinite_{kind}" for kind in KINDS},
-}
-
 
 class TrainingHalted(RuntimeError):
     """Training cannot go on (too many updates in a row skipped); one line saying why and what is kept."""
@@ -112,17 +86,15 @@ class OnPolicyRunner:
         self.env = env
         self.cfg = cfg
         self.device = torch.device(device)
-        self.log_dir = log_dir
         self.model_dir = Path(model_dir) if model_dir is not None else None
         self.cfg_dict = cfg_dict if cfg_dict is not None else _to_plain_dict(cfg)
         self.run_name = run_name or (self.model_dir.resolve().parent.name if self.model_dir else "run")
         self.num_steps_per_env: int = cfg.runner.num_steps_per_env
         self.save_interval: int = save_interval if save_interval is not None else cfg.runner.save_interval
-        self.log_interval: int = max(1, getattr(cfg.runner, "log_interval", 1))
         self.random_episode_start: bool = bool(getattr(cfg.runner, "random_episode_start", False))
         self.max_skipped_updates: int = int(getattr(cfg.runner, "max_skipped_updates", 3))
         self.keep_all = keep_all
-        self.verbose = verbose
+        self.log = TrainLog(self.run_name, log_dir, getattr(cfg.runner, "log_interval", 1), verbose)
 
         self.num_obs: int = env.num_obs
         self.num_critic_obs: int = env.num_critic_obs
@@ -145,8 +117,7 @@ class OnPolicyRunner:
         self.current_iteration = 0
         self.total_env_steps = 0
         self.diverged_total = 0
-        self.writer: Any = None
-        self._stop = GracefulStop(self._print, lambda: self.current_iteration + 1)
+        self._stop = GracefulStop(self.log.print, lambda: self.current_iteration + 1)
         self._last_saved_iteration: int | None = None
         self.last_save_failed = False  # the latest write of policy.pt failed
         self.failed_saves_total = 0
@@ -167,6 +138,14 @@ class OnPolicyRunner:
     def stop_requested(self) -> bool:
         return self._stop.requested
 
+    @property
+    def verbose(self) -> bool:
+        return self.log.verbose
+
+    @verbose.setter
+    def verbose(self, value: bool) -> None:
+        self.log.verbose = value
+
     def get_inference_policy(self, device: str | torch.device | None = None) -> InferencePolicy:
         """A detached copy of normaliser + actor mean, in eval mode, for play/export."""
         normalizer = self.obs_normalizer if self.normalize_observations else None
@@ -185,7 +164,7 @@ class OnPolicyRunner:
         metrics: dict[str, Any] = {}
         with self._stop:
             try:
-                self._open_writer()
+                self.log.open(self.current_iteration)
                 self.alg.train_mode()
                 self.obs_normalizer.train()
                 self.critic_obs_normalizer.train()
@@ -197,20 +176,19 @@ class OnPolicyRunner:
                     self.current_iteration = it
                     metrics["iteration"] = it
                     metrics["total_env_steps"] = self.total_env_steps
-                    self._log(it, metrics, progress.update())
+                    self.log.iteration(it, metrics, progress.update())
                     if self.model_dir is not None:
                         self._save_iteration(it)
                     self._check_skipped(it, metrics)
                     if on_iteration is not None and on_iteration(it, metrics):
                         break
                     if self._stop.requested:
-                        self._print(f"{self.run_name}: stopped after iteration {it}")
+                        self.log.print(f"{self.run_name}: stopped after iteration {it}")
                         break
                 if self.model_dir is not None and self._last_saved_iteration != self.current_iteration:
                     self._save_or_warn()
             finally:
-                if self.writer is not None:
-                    self.writer.flush()
+                self.log.flush()
         return metrics
 
     def _iteration(self, obs: torch.Tensor, critic_obs: torch.Tensor
@@ -266,7 +244,7 @@ class OnPolicyRunner:
             self._last_learned_iteration = it
             return
         self.skipped_in_a_row += 1
-        _warn(f"warning: {self.run_name}#{it}: update skipped, weights unchanged: {metrics['skipped']} "
+        self.log.warn(f"warning: {self.run_name}#{it}: update skipped, weights unchanged: {metrics['skipped']} "
               f"({self.skipped_in_a_row} in a row, training stops at {self.max_skipped_updates})")
         if self.skipped_in_a_row >= self.max_skipped_updates:
             raise TrainingHalted(
@@ -294,51 +272,8 @@ class OnPolicyRunner:
             self.critic_obs_normalizer.update(critic_obs, rows_ok)
         return self.obs_normalizer(obs), self.critic_obs_normalizer(critic_obs)
 
-    # ---- logging -----------------------------------------------------------------------------
-
-    def _open_writer(self) -> None:
-        if self.log_dir is None or self.writer is not None:
-            return
-        from torch.utils.tensorboard import SummaryWriter
-
-        # On a resume, drop events a previous process logged after the checkpoint it resumes from.
-        purge_step = self.current_iteration + 1 if self.current_iteration > 0 else None
-        self.writer = SummaryWriter(self.log_dir, purge_step=purge_step)
-
-    def _scalar(self, tag: str, value: float, step: int) -> None:
-        if self.writer is not None:
-            self.writer.add_scalar(tag, value, global_step=step)
-
-    def _log(self, it: int, metrics: dict[str, Any], progress: str) -> None:
-        for key, value in metrics.items():
-            tag = TB_TAGS.get(key, key if key.startswith("Episode/") else None)
-            if tag is not None and isinstance(value, (int, float)):
-                self._scalar(tag, value, it)
-        if it % self.log_interval == 0:
-            self._print(self.format_line(it, metrics) + "  " + progress)
-
-    def format_line(self, it: int, m: dict[str, Any]) -> str:
-        """``run1#12  3.4s  fps 12345  surr -0.0123 value 0.456 ent 12.3  rew 1.23  task 0.98  len 345.0``"""
-        line = f"{self.run_name}#{it}  {m['iteration_time']:.1f}s  fps {m['fps']:.0f}  "
-        if "skipped" in m:
-            line += "update skipped (non-finite values)"
-        else:
-            line += f"surr {m['surrogate']:.4f} value {m['value']:.3f} ent {m['entropy']:.1f}"
-        if "mean_reward" in m:
-            line += (f"  rew {m['mean_reward']:.2f}  task {m['mean_task_reward']:.2f}"
-                     f"  len {m['mean_episode_length']:.1f}")
-        if m.get("diverged"):
-            line += f"  diverged {int(m['diverged'])}"
-        return line
-
-    def _print(self, text: str) -> None:
-        if self.verbose:
-            print(text, flush=True)
-
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
+        self.log.close()
 
     # ---- checkpoints -------------------------------------------------------------------------
 
@@ -347,8 +282,8 @@ class OnPolicyRunner:
         ok = self._save_or_warn()
         if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
             ok = self._save_or_warn(self.model_dir / "all" / f"policy_{it}.pt") and ok
-        self._scalar(TB_TAGS["save_failed"], float(not ok), it)
-        self._scalar(TB_TAGS["failed_saves_total"], float(self.failed_saves_total), it)
+        self.log.scalar(TB_TAGS["save_failed"], float(not ok), it)
+        self.log.scalar(TB_TAGS["failed_saves_total"], float(self.failed_saves_total), it)
 
     def _save_or_warn(self, path: Path | None = None) -> bool:
         """`save`, turning a failed write (disk full, permissions) into a warning; True if written."""
@@ -361,7 +296,7 @@ class OnPolicyRunner:
             target = path if path is not None else self.model_dir / "policy.pt"
             kept = (f"policy.pt still holds iteration {self._last_saved_iteration}" if self._last_saved_iteration
                     else "no earlier checkpoint exists") if latest else "policy.pt is unaffected"
-            _warn(f"warning: {self.run_name}#{self.current_iteration}: could not write {target} "
+            self.log.warn(f"warning: {self.run_name}#{self.current_iteration}: could not write {target} "
                   f"({err.strerror or err}); {kept}; training continues")
             return False
         if latest:
@@ -421,7 +356,7 @@ class OnPolicyRunner:
             changes = changed_fields(ckpt["cfg"], self.cfg_dict)
             if changes:
                 more = f" and {len(changes) - 4} more" if len(changes) > 4 else ""
-                self._print(f"note: resuming {source} with a changed config: {'; '.join(changes[:4])}{more}")
+                self.log.print(f"note: resuming {source} with a changed config: {'; '.join(changes[:4])}{more}")
         self._last_saved_iteration = self.current_iteration
         return ckpt
 
@@ -439,7 +374,3 @@ class OnPolicyRunner:
     def _normalizer_state(normalizer: nn.Module) -> dict[str, torch.Tensor] | None:
         return normalizer.state_dict() if isinstance(normalizer, EmpiricalNormalizer) else None
 
-
-def _warn(text: str) -> None:
-    """Warnings go to stderr whatever `verbose` says: a user must see lost saves and skipped updates."""
-    print(text, file=sys.stderr, flush=True)
