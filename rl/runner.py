@@ -249,8 +249,12 @@ class OnPolicyRunner:
         if self.skipped_in_a_row >= self.max_skipped_updates:
             raise TrainingHalted(
                 f"training stopped at iteration {it}: {self.skipped_in_a_row} updates in a row were skipped for "
-                f"non-finite values (last: {metrics['skipped']}); the weights are those of iteration "
-                f"{self._last_learned_iteration}, saved in policy.pt; look for a diverging simulation or reward term")
+                f"non-finite values (last: {metrics['skipped']}); policy.pt holds the weights of "
+                f"{self._weights_from()}; look for a diverging simulation or reward term")
+
+    def _weights_from(self) -> str:
+        it = self._last_learned_iteration
+        return f"iteration {it}, the last update that learned" if it > 0 else "the start (no update learned yet)"
 
     def _reset_env(self) -> tuple[torch.Tensor, torch.Tensor]:
         obs, critic_obs = self.env.reset()

@@ -31,7 +31,8 @@ def _load(path: Path, map_location: Any) -> dict[str, Any]:
     try:
         ckpt = torch.load(path, map_location=map_location, weights_only=False)
     except Exception as err:  # noqa: BLE001 - torch.load raises RuntimeError, EOFError, UnpicklingError, ...
-        reason = textwrap.shorten(str(err), 160, placeholder=" ...") or type(err).__name__
+        first_sentence = str(err).split(". ")[0]  # torch's zip reader appends a paragraph of advice for its developers
+        reason = textwrap.shorten(first_sentence, 120, placeholder=" ...") or type(err).__name__
         raise CheckpointError(f"cannot read checkpoint {path} (truncated or corrupted: {reason})") from None
     if not isinstance(ckpt, dict) or any(k not in ckpt for k in REQUIRED_KEYS):
         raise CheckpointError(f"{path} is not a training checkpoint of this package (it lacks "

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import NoReturn
 
 from config import available_configs
 
 
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line (``error: ...; see train.py --help``) and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {message}; see {self.prog} --help", file=sys.stderr)
+        sys.exit(2)
+
+
 def get_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="train.py",
         description="Train a legged-robot locomotion policy with PPO. Writes experiments/<name>/.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,

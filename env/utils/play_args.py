@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from env.utils.args import OneLineArgumentParser
 from utils.video import QUALITIES
 
 EPILOG = """modes (watch is the default when none of --video/--eval/--export/--check-export is given):
@@ -25,7 +26,7 @@ def positive_int(text: str) -> int:
 
 
 def get_play_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineArgumentParser(
         prog="play.py",
         description="Watch, record, evaluate or export a trained policy from experiments/<name>/ "
                     "(rebuilt from its model/cfg.yaml; randomisation, observation noise and pushes off unless asked).",
