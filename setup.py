@@ -19,7 +19,7 @@ setup(
     ],
     extras_require={
         # play.py's optional parts; the tests exercise all of them, so "test" pulls them in
-        "test": ["pytest", "hypothesis", "imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib"],
+        "test": ["pytest", "hypothesis", "imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib", "pillow"],
         "video": ["imageio", "imageio-ffmpeg"],  # play.py --video (mp4 through ffmpeg)
         "export": ["onnx", "onnxruntime"],  # play.py --export / --check-export
         "plot": ["matplotlib"],  # play.py --eval's eval_tracking.png (eval.json needs nothing)

@@ -16,12 +16,13 @@ presses from the viewer's thread to the loop and draws the overlay.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
@@ -162,11 +163,55 @@ class InteractiveViewer:
         self.handle.close()
 
 
+class FramePacer:
+    """Keeps the simulation at real time however slowly the window draws.
+
+    Each policy step is due at ``start + step * dt``; the loop sleeps only when it is
+    ahead. A frame is drawn only after the simulation has had as much time as the last
+    frame took, so a slow renderer (software GL, a remote display) lowers the frame
+    rate, never the simulation's speed.
+    """
+
+    def __init__(self, dt: float, realtime: bool = True) -> None:
+        self.dt = dt
+        self.realtime = realtime
+        self.start = time.perf_counter()
+        self.next_frame = self.start
+        self.frame_cost = 0.0
+
+    def frame_due(self) -> bool:
+        return time.perf_counter() >= self.next_frame
+
+    @contextlib.contextmanager
+    def drawing(self) -> Iterator[None]:
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            ended = time.perf_counter()
+            self.frame_cost = ended - began
+            self.next_frame = ended + self.frame_cost
+
+    def wait_for_step(self, step: int) -> None:
+        if self.realtime:
+            time.sleep(max(0.0, self.start + step * self.dt - time.perf_counter()))
+
+
+def console_status(t: float, command: Sequence[float], measured: Sequence[float], base_xy: Sequence[float],
+                   ranges: Sequence[Sequence[float]] | None = None) -> str:
+    """The periodic terminal line of watch mode: episode time, command and measured velocities, base position."""
+    return (f"t {t:6.1f} s  {status_text(command, measured, ranges)}  "
+            f"base x {base_xy[0]:+.2f} y {base_xy[1]:+.2f} m")
+
+
 def run_viewer(env: Any, policy: Callable[[torch.Tensor], torch.Tensor], driver: Any, cfg: Any,
-               steps: int | None = None, ref_env: int = 0, realtime: bool = True) -> int:
+               steps: int | None = None, ref_env: int = 0, realtime: bool = True,
+               status_every_s: float = 1.0) -> int:
     """Watch the policy in the interactive viewer until the window closes (or `steps` policy steps).
 
     `driver` is a `CommandDriver` on the env's task; the keyboard sets one command for all envs.
+    Every `status_every_s` of simulated time one line goes to the terminal (`console_status`),
+    so a run can be followed, or checked, without looking at the window.
     Returns the number of policy steps run.
     """
     ranges = command_ranges(cfg.commands)
@@ -177,10 +222,11 @@ def run_viewer(env: Any, policy: Callable[[torch.Tensor], torch.Tensor], driver:
     print(f"viewer: {HELP}", flush=True)
     print(status_text(command, ranges=ranges), flush=True)
     dt = env.robot.dt
+    status_every = max(1, int(round(status_every_s / dt)))
+    pacer = FramePacer(dt, realtime)
     step = 0
     try:
         while viewer.is_running() and (steps is None or step < steps):
-            start = time.perf_counter()
             reset = False
             for key in viewer.pop_keys():
                 result = apply_key(key, command, ranges)
@@ -197,10 +243,15 @@ def run_viewer(env: Any, policy: Callable[[torch.Tensor], torch.Tensor], driver:
             robot = env.robot
             measured = (float(robot.base_lin_vel[ref_env, 0]), float(robot.base_lin_vel[ref_env, 1]),
                         float(robot.base_ang_vel[ref_env, 2]))
-            viewer.show(status_text(command, measured, ranges))
+            if pacer.frame_due():
+                with pacer.drawing():
+                    viewer.show(status_text(command, measured, ranges))
             step += 1
-            if realtime:
-                time.sleep(max(0.0, dt - (time.perf_counter() - start)))
+            if step % status_every == 0:
+                t = float(robot.episode_length_buf[ref_env]) * dt
+                base = robot.base_pos[ref_env]
+                print(console_status(t, command, measured, (float(base[0]), float(base[1])), ranges), flush=True)
+            pacer.wait_for_step(step)
     finally:
         viewer.close()
     return step

@@ -103,3 +103,22 @@ def test_keys_never_leave_the_ranges(key):
     for _ in range(50):
         cmd = apply_key(key, cmd, RANGES).command
     assert all(lo <= v <= hi for v, (lo, hi) in zip(cmd, RANGES))
+
+
+def test_frame_pacer_keeps_real_time_with_a_slow_renderer():
+    """A window that takes 5 policy steps to draw lowers the frame rate, not the simulation's speed."""
+    import time
+
+    pacer = viewer.FramePacer(dt=0.01)
+    frames = steps = 0
+    start = time.perf_counter()
+    while steps < 50:
+        if pacer.frame_due():
+            with pacer.drawing():
+                time.sleep(0.05)
+            frames += 1
+        steps += 1
+        pacer.wait_for_step(steps)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 0.5 + 0.25  # 50 steps of 10 ms: real time (plus a frame of lag and scheduling noise)
+    assert 2 <= frames <= 8  # about half the wall time drawing, not one frame per step
