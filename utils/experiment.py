@@ -83,7 +83,10 @@ class Experiment:
         return self.dir / "export"
 
     def exists(self) -> bool:
-        return self.dir.is_symlink() or (self.dir.exists() and any(self.dir.iterdir()))
+        """Something non-empty (or a file, or a link) stands where the experiment folder would be."""
+        if self.dir.is_symlink() or (self.dir.exists() and not self.dir.is_dir()):
+            return True
+        return self.dir.is_dir() and any(self.dir.iterdir())
 
     def is_experiment_folder(self) -> bool:
         """A real folder (not a symlink) holding model/ or log/: what train.py makes."""
@@ -124,9 +127,10 @@ class Experiment:
                 f"experiment '{self.name}' already exists at {self.dir}; "
                 f"use --resume {self.name} to continue it or --overwrite to replace it")
         if not self.is_experiment_folder():
-            raise ExperimentError(
-                f"{self.dir} is not an experiment folder (no model/ or log/ in it{', a symlink' if self.dir.is_symlink() else ''}); "
-                f"--overwrite only replaces experiments; move it away or pick another --name")
+            what = "a symlink" if self.dir.is_symlink() else "a file" if not self.dir.is_dir() else \
+                "a folder without model/ or log/"
+            raise ExperimentError(f"{self.dir} is not an experiment folder ({what}); --overwrite only replaces "
+                                  "experiments; move it away or pick another --name")
 
     def prepare_new(self, overwrite: bool) -> None:
         """Make the folders of a new run; replace an existing experiment only if overwrite."""

@@ -31,13 +31,14 @@ class Case:
 
 
 def trained_run(root: Path) -> None:
-    """experiments/good/, a sibling folder outside/ with a file, and a non-experiment folder notes/."""
+    """experiments/good/, a sibling folder outside/ with a file, a non-experiment folder notes/ and a file."""
     import train
 
     (root.parent / "outside").mkdir(parents=True, exist_ok=True)
     (root.parent / "outside" / "keep.txt").write_text("not ours\n")
     (root / "notes").mkdir(parents=True, exist_ok=True)
     (root / "notes" / "todo.txt").write_text("a user's folder, not an experiment\n")
+    (root / "readme.txt").write_text("a user's file among the experiments\n")
     with experiments_at(root):
         code, _, err = run_quietly(train.main, TINY + ["--name", TRAINED, "--max_iterations", "4",
                                                        "--set", "runner.save_interval=2"])
@@ -79,7 +80,10 @@ CASES: list[Case] = [
     Case("play: name climbing out", "play", ["--name", "../good", "--eval", "2"], [NAME_RULE]),
     Case("play: absolute name", "play", ["--name", "/tmp/abs_experiment", "--eval", "2"], [NAME_RULE]),
     Case("--overwrite of a folder that is no experiment", "train", TINY + ["--name", "notes", "--overwrite"],
-         ["not an experiment folder"]),
+         ["not an experiment folder (a folder without model/ or log/)"]),
+    Case("a name taken by a file", "train", TINY + ["--name", "readme.txt"], ["already exists"]),
+    Case("--overwrite of a file", "train", TINY + ["--name", "readme.txt", "--overwrite"],
+         ["not an experiment folder (a file)"]),
     # Tracebacks that must be one line
     Case("resume a truncated policy.pt", "train", ["--name", "trunc", "--resume", "trunc"], SNAPSHOT_HINT,
          _copy("trunc", _truncate)),

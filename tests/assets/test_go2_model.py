@@ -15,7 +15,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 GO2_XML = REPO_ROOT / "assets" / "go2" / "go2.xml"
 
 LEGS = ("FL", "FR", "RL", "RR")
-# shared/robots/go2.md: trunk + 4 * (hip + thigh + calf); the feet carry no mass
+# docs/robots/go2.md: trunk + 4 * (hip + thigh + calf); the feet carry no mass
 BODY_MASSES = {"base_link": 6.921, "hip": 0.678, "thigh": 1.152, "calf": 0.241352}
 TOTAL_MASS = 6.921 + 4 * (0.678 + 1.152 + 0.241352)  # 15.206408 kg
 JOINT_NAMES = [f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh", "calf")]

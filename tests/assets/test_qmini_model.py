@@ -16,7 +16,7 @@ JOINT_NAMES = [
     "hip_yaw_l", "hip_roll_l", "hip_pitch_l", "knee_pitch_l", "ankle_pitch_l",
     "hip_yaw_r", "hip_roll_r", "hip_pitch_r", "knee_pitch_r", "ankle_pitch_r",
 ]
-# Limits from shared/robots/qmini.md, dof order 0..9.
+# Limits from docs/robots/qmini.md, dof order 0..9.
 JOINT_RANGES = [
     (-0.1, 0.7), (-0.3, 0.6), (-2.1, 0.0), (0.0, 2.1), (-2.5, 0.0),
     (-0.7, 0.1), (-0.6, 0.3), (0.0, 2.1), (-2.1, 0.0), (0.0, 2.5),

@@ -22,8 +22,9 @@ from utils.experiment import ExperimentError, validate_name
 FAST = ["--config", "qmini", "--num_envs", "2", "--max_iterations", "1", "--set", "runner.num_steps_per_env=2",
         "--set", "algorithm.num_mini_batches=1", "--set", "algorithm.num_learning_epochs=1", "--set", "sim.nthread=1"]
 TRICKY_NAMES = ["", ".", "..", "/abs", "/tmp/x", "a/b", "../x", "..\\x", "a\\b", "run1", "a.b", "_x", "-x", ".hidden",
-                "x\x00y", "x\n", " x", "üñí", "名前", "good", "notes", "a" * 101, "a" * 100]
-SETTINGS = dict(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", 25)), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+                "x\x00y", "x\n", " x", "üñí", "名前", "good", "notes", "readme.txt", "a" * 101, "a" * 100]
+SETTINGS = dict(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", 25)), deadline=None,  # more: PROPERTY_EXAMPLES=250
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +73,8 @@ def test_any_name_ends_in_a_run_in_its_own_folder_or_one_line(disk, name, overwr
     _assert_clean(code, err, changed, name, _is_valid(name))
     if not _is_valid(name):
         assert code == 2
-    if name == "notes":  # a user's folder that is not an experiment: never replaced
-        assert code == 2 and (disk / "notes" / "todo.txt").is_file()
+    if name in ("notes", "readme.txt"):  # a user's folder or file among the experiments: never replaced
+        assert code == 2 and (disk / "notes" / "todo.txt").is_file() and (disk / "readme.txt").is_file()
     if name == "good" and not overwrite:
         assert code == 2 and "already exists" in err
 
