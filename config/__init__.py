@@ -22,6 +22,8 @@ from config.base import Base
 from config.validate import ConfigError, validate_config
 from utils.yaml import DICT_FIELDS, Cfg, ParamsProcess
 
+OVERRIDES = "the overrides (--set and flags)"  # where override values come from, in messages
+
 __all__ = ["ConfigError", "apply_overrides", "available_configs", "load_config", "load_saved_config",
            "reference_config", "validate_config"]
 
@@ -159,7 +161,6 @@ def _parse_value(text: str) -> Any:
         return text
 
 
-OVERRIDES = "the overrides (--set and flags)"  # where override values come from, for messages
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", list: "a list", dict: "a mapping"}
 
 

@@ -271,7 +271,7 @@ class OnPolicyRunner:
         obs, obs_ok = faults.clean("observations", obs.to(self.device))
         critic_obs, critic_ok = faults.clean("critic_observations", critic_obs.to(self.device))
         if self.normalize_observations:
-            rows_ok = obs_ok & critic_ok
+            rows_ok = obs_ok if critic_ok is None else critic_ok if obs_ok is None else obs_ok & critic_ok
             self.obs_normalizer.update(obs, rows_ok)
             self.critic_obs_normalizer.update(critic_obs, rows_ok)
         return self.obs_normalizer(obs), self.critic_obs_normalizer(critic_obs)
