@@ -57,7 +57,24 @@ class TrainLog:
 
     def scalar(self, tag: str, value: float, step: int) -> None:
         if self.writer is not None:
-            self.writer.add_scalar(tag, value, global_step=step)
+            self._guard(lambda: self.writer.add_scalar(tag, value, global_step=step))
+
+    def _guard(self, write) -> None:
+        """Run a TensorBoard write; if the disk refuses it, warn once and log to the console only.
+
+        TensorBoard writes events from a background thread and re-raises its error on a
+        later call: without this a full disk would end the run over a log file.
+        """
+        try:
+            write()
+        except OSError as err:
+            self.warn(f"warning: {self.run_name}: TensorBoard logging to {self.log_dir} stopped "
+                      f"({err.strerror or err}); training continues, the console line still reports")
+            writer, self.writer = self.writer, None
+            try:
+                writer.close()
+            except OSError:
+                pass
 
     def iteration(self, it: int, metrics: dict[str, Any], progress: str) -> None:
         """Every numeric metric to TensorBoard; the console line every log_interval iterations."""
@@ -92,9 +109,9 @@ class TrainLog:
 
     def flush(self) -> None:
         if self.writer is not None:
-            self.writer.flush()
+            self._guard(self.writer.flush)
 
     def close(self) -> None:
         if self.writer is not None:
-            self.writer.close()
+            self._guard(self.writer.close)
             self.writer = None

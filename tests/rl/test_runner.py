@@ -268,3 +268,24 @@ def test_random_episode_start_spreads_the_env_once_per_learn(spread):
     assert env.spread_calls == int(spread)
     runner.learn(1)  # a resumed learn spreads again, as its reset synchronises the clocks
     assert env.spread_calls == 2 * int(spread)
+
+
+def test_a_tensorboard_write_that_fails_stops_the_log_not_the_run(tmp_path, capsys):
+    """TensorBoard re-raises a background write error (disk full) on a later call: training must go on."""
+    import errno
+
+    runner = _runner(tmp_path)
+    runner.learn(1)
+    calls = {"n": 0}
+
+    def full_disk(*args, **kwargs):
+        calls["n"] += 1
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    runner.log.writer.add_scalar = full_disk
+    metrics = runner.learn(2)
+    assert metrics["iteration"] == 3 and calls["n"] == 1  # warned once, then the writer was dropped
+    assert runner.log.writer is None
+    err = capsys.readouterr().err
+    assert err.count("TensorBoard logging") == 1 and "No space left on device" in err
+    assert torch.load(tmp_path / "model" / "policy.pt", weights_only=False)["iteration"] == 3
