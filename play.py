@@ -142,10 +142,11 @@ class Session:
             self.ckpt_data = read_checkpoint(self.ckpt, "cpu", self.exp)
         elif self.exp.policy_path.is_file():
             self.ckpt = self.exp.policy_path  # optional: gives the random baseline the trained std
-            try:
-                self.ckpt_data = read_checkpoint(self.ckpt, "cpu")
-            except CheckpointError:
-                self.ckpt, self.ckpt_data = None, None  # not needed by the baselines asked for
+            if "random" in self.policies:  # its only reader: other modes need not load it
+                try:
+                    self.ckpt_data = read_checkpoint(self.ckpt, "cpu")
+                except CheckpointError:
+                    self.ckpt = None  # not needed by the baselines asked for
         if self.schedule is not None:
             for note in self.schedule.out_of_range(self.cfg.commands):
                 print(f"note: {note}", flush=True)
@@ -206,7 +207,8 @@ def run_check_export(s: Session) -> None:
                 ref = None
     policy = None
     if ref is not None:
-        policy = load_trained(read_checkpoint(ref, "cpu", s.exp), ref, s.cfg, env, s.device)
+        data = s.ckpt_data if ref == s.ckpt and s.ckpt_data is not None else read_checkpoint(ref, "cpu", s.exp)
+        policy = load_trained(data, ref, s.cfg, env, s.device)
     diffs = check_export(s.exp.export_dir, policy_metadata(env, s.cfg), policy)
     against = f"the checkpoint {_relative(ref, s.exp.dir)}" if ref is not None else "each other"
     print(f"{s.args.name}: {s.exp.export_dir} matches the config; ONNX and TorchScript agree with {against} "

@@ -245,7 +245,7 @@ class OnPolicyRunner:
             return
         self.skipped_in_a_row += 1
         self.log.warn(f"warning: {self.run_name}#{it}: update skipped, weights unchanged: {metrics['skipped']} "
-              f"({self.skipped_in_a_row} in a row, training stops at {self.max_skipped_updates})")
+                      f"({self.skipped_in_a_row} in a row, training stops at {self.max_skipped_updates})")
         if self.skipped_in_a_row >= self.max_skipped_updates:
             raise TrainingHalted(
                 f"training stopped at iteration {it}: {self.skipped_in_a_row} updates in a row were skipped for "
@@ -301,7 +301,7 @@ class OnPolicyRunner:
             kept = (f"policy.pt still holds iteration {self._last_saved_iteration}" if self._last_saved_iteration
                     else "no earlier checkpoint exists") if latest else "policy.pt is unaffected"
             self.log.warn(f"warning: {self.run_name}#{self.current_iteration}: could not write {target} "
-                  f"({err.strerror or err}); {kept}; training continues")
+                          f"({err.strerror or err}); {kept}; training continues")
             return False
         if latest:
             self.last_save_failed = False
