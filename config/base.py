@@ -153,9 +153,14 @@ class Base:
         kp_range = [0.9, 1.1]  # stiffness scale factor, uniform range
         kd_range = [0.9, 1.1]  # damping scale factor, uniform range
         randomize_joint_friction = False  # bool, scale joint friction loss
-        joint_friction_range = [0.5, 1.5]  # friction-loss scale factor, uniform range
+        joint_friction_range = [0.0, 2.0]  # friction-loss scale factor, uniform range
         randomize_joint_damping = False  # bool, scale passive joint damping
-        joint_damping_range = [0.5, 1.5]  # damping scale factor, uniform range
+        joint_damping_range = [0.1, 10.0]  # damping scale factor, log-uniform range (real damping is known to a decade)
+        randomize_armature = False  # bool, scale joint armature (reflected rotor inertia)
+        armature_range = [0.0, 2.0]  # armature scale factor, uniform range
+        randomize_contact_softness = False  # bool, per-env contact stiffness of ground and feet (solref, solimp)
+        contact_timeconst_range = [0.01, 0.04]  # s, solref time constant, uniform (MuJoCo keeps it >= 2 dt)
+        contact_dmin_range = [0.8, 0.95]  # solimp dmin (impedance at zero penetration), uniform; dmax >= dmin
         push_robots = True  # bool, random velocity impulses on the base
         push_interval_s = 15.0  # s, time between pushes
         max_push_vel_xy = 1.0  # m/s, largest change of the base's horizontal velocity per axis
@@ -192,3 +197,28 @@ class Base:
         distance = 2.0  # m, camera distance from the tracked base
         elevation = -20.0  # deg, camera elevation
         azimuth = 135.0  # deg, camera azimuth
+
+
+class RobustDomainRand(Base.domain_rand):
+    """What real robots get wrong, all on: the randomisation of the walking configs (issue: sim-to-real).
+
+    A robot config uses it as ``class domain_rand(RobustDomainRand): ...``. The ranges cover
+    the perturbation suite of ``deploy.sim2sim --suite``.
+    """
+
+    randomize_friction = True  # bool, per-env ground and foot friction
+    randomize_link_mass = True  # bool, scale every link's mass (and inertia)
+    link_mass_range = [0.9, 1.1]  # mass scale factor per link, uniform range
+    randomize_base_mass = True  # bool, per-env payload added to the base
+    randomize_com = True  # bool, shift the base's centre of mass
+    com_offset_range = [-0.02, 0.02]  # m, uniform range per axis (x, y, z)
+    randomize_motor_strength = True  # bool, scale every motor's torque (gains and limits)
+    motor_strength_range = [0.8, 1.1]  # torque scale factor, uniform range
+    randomize_gains = True  # bool, scale PD gains
+    kp_range = [0.85, 1.15]  # stiffness scale factor, uniform range
+    kd_range = [0.7, 1.3]  # damping scale factor, uniform range
+    randomize_joint_friction = True  # bool, scale joint friction loss
+    randomize_joint_damping = True  # bool, scale passive joint damping
+    randomize_armature = True  # bool, scale joint armature
+    randomize_contact_softness = True  # bool, per-env contact stiffness of ground and feet
+    max_action_latency = 2  # policy steps; each env applies its actions 0..this many steps late

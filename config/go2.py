@@ -1,6 +1,6 @@
 """Go2: Unitree's 15 kg quadruped (12 joints), velocity tracking on flat ground."""
 
-from config.base import Base
+from config.base import Base, RobustDomainRand
 
 
 class go2(Base):
@@ -74,7 +74,7 @@ class go2(Base):
             stand_still = 0.0  # per rad s, joint offset from default at zero command
             alive = 0.0  # per s, constant while the episode runs
 
-    class domain_rand(Base.domain_rand):
+    class domain_rand(RobustDomainRand):
         randomize_friction = True  # bool, per-env ground friction on reset
         friction_range = [0.5, 1.25]  # friction coefficient, uniform range
         randomize_base_mass = True  # bool, per-env payload added to the base

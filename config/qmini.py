@@ -1,6 +1,6 @@
 """Qmini: Unitree's small open-hardware biped (10 joints), velocity tracking on flat ground."""
 
-from config.base import Base
+from config.base import Base, RobustDomainRand
 
 
 class qmini(Base):
@@ -65,8 +65,9 @@ class qmini(Base):
             foot_slip = -0.1  # per (m/s)^2 s, soles sliding on the ground
             alive = 0.5  # per s
 
-    class domain_rand(Base.domain_rand):
+    class domain_rand(RobustDomainRand):
         friction_range = [0.6, 1.2]  # friction coefficient, uniform range
+        com_offset_range = [-0.01, 0.01]  # m, per axis: Qmini's soles are 2.7 cm wide, +-2 cm tips it over
         push_interval_s = 8.0  # s, time between pushes
         max_push_vel_xy = 0.3  # m/s, largest horizontal velocity kick
 

@@ -42,14 +42,17 @@ def float_range(lo: float, hi: float | None = None, lo_open: bool = False) -> Ch
     return check
 
 
-def ordered_range(lo_min: float | None = None, lo_open: bool = False) -> Check:
+def ordered_range(lo_min: float | None = None, lo_open: bool = False, hi_max: float | None = None) -> Check:
     bound = "" if lo_min is None else f" with lo {'>' if lo_open else '>='} {lo_min:g}"
+    bound += "" if hi_max is None else f"{' and' if bound else ' with'} hi < {hi_max:g}"
     what = f"an ordered range [lo, hi] of two numbers, lo <= hi{bound}"
 
     def check(v: Any) -> str | None:
         if not (isinstance(v, list) and len(v) == 2 and all(_number(x) for x in v) and v[0] <= v[1]):
             return what
         if lo_min is not None and not (v[0] > lo_min if lo_open else v[0] >= lo_min):
+            return what
+        if hi_max is not None and not v[1] < hi_max:
             return what
         return None
     return check
@@ -141,7 +144,10 @@ RULES: dict[str, Check] = {
     "domain_rand.kp_range": ordered_range(0.0),
     "domain_rand.kd_range": ordered_range(0.0),
     "domain_rand.joint_friction_range": ordered_range(0.0),
-    "domain_rand.joint_damping_range": ordered_range(0.0),
+    "domain_rand.joint_damping_range": ordered_range(0.0, lo_open=True),
+    "domain_rand.armature_range": ordered_range(0.0),
+    "domain_rand.contact_timeconst_range": ordered_range(0.0, lo_open=True),
+    "domain_rand.contact_dmin_range": ordered_range(0.0, lo_open=True, hi_max=1.0),
     "domain_rand.push_interval_s": POSITIVE,
     "domain_rand.max_push_vel_xy": NON_NEGATIVE,
     "domain_rand.max_action_latency": int_at_least(0, 100),

@@ -1,14 +1,21 @@
 """Per-env physics randomisation, written into the backend's per-env model fields.
 
-Values are re-drawn for the envs being reset (where that is physical: a robot
-does not change mass mid-episode) and kept as tensors so that the critic can
-see them (`privileged_obs`). Disabled randomisations keep their nominal value,
-so the privileged observation has the same size whatever is switched on.
+What real robots get wrong in a model is drawn per env on every reset (a robot
+does not change mass mid-episode): ground and foot friction, contact softness
+and bounciness, link masses, payload and centre of mass, motor strength and PD
+gains, the joints' passive damping, armature and friction loss, and the control
+latency. The drawn values are kept as tensors so that the critic can see them
+(`privileged_obs`). A randomisation that is switched off keeps its nominal
+value there, so the privileged observation has the same size whatever is on.
+
+Every draw has a config switch and range in `domain_rand` (config/base.py), and
+the nominal model value is the base of every scale factor.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import mujoco
 import torch
@@ -17,8 +24,34 @@ from env.sim.base import PhysicsBackend
 from env.utils.math import sample_uniform
 from utils.yaml import Cfg
 
-PRIVILEGED_PARAMS = ["friction", "restitution", "payload", "com_x", "com_y", "com_z", "motor_strength",
-                     "kp_scale", "kd_scale", "joint_friction_scale", "joint_damping_scale", "latency_steps"]
+
+@dataclass(frozen=True)
+class Draw:
+    """One randomised quantity: its switch and range in `domain_rand`, how it is drawn, its width per env."""
+
+    key: str
+    switch: str
+    range_field: str
+    law: str = "uniform"  # "uniform", "log_uniform" (uniform in log: for scales over decades) or "int"
+    width: int = 1
+
+
+DRAWS = [
+    Draw("friction", "randomize_friction", "friction_range"),
+    Draw("restitution", "randomize_restitution", "restitution_range"),
+    Draw("contact_timeconst", "randomize_contact_softness", "contact_timeconst_range"),
+    Draw("contact_dmin", "randomize_contact_softness", "contact_dmin_range"),
+    Draw("payload", "randomize_base_mass", "added_mass_range"),
+    Draw("com", "randomize_com", "com_offset_range", width=3),
+    Draw("motor_strength", "randomize_motor_strength", "motor_strength_range"),
+    Draw("kp_scale", "randomize_gains", "kp_range"),
+    Draw("kd_scale", "randomize_gains", "kd_range"),
+    Draw("joint_friction_scale", "randomize_joint_friction", "joint_friction_range"),
+    Draw("joint_damping_scale", "randomize_joint_damping", "joint_damping_range", law="log_uniform"),
+    Draw("armature_scale", "randomize_armature", "armature_range"),
+]
+# Privileged observation: these keys in this order, then one mass scale per link (bodies 1..nbody-1), then latency.
+PRIVILEGED_KEYS = [d.key for d in DRAWS]
 
 
 def restitution_to_dampratio(e: torch.Tensor) -> torch.Tensor:
@@ -32,117 +65,138 @@ def restitution_to_dampratio(e: torch.Tensor) -> torch.Tensor:
     return torch.where(e <= 1e-4, torch.ones_like(z), z)
 
 
+def sample(law: str, bounds: list[float], shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if law == "log_uniform":
+        return torch.exp(sample_uniform(math.log(lo), math.log(hi), shape, device))
+    return sample_uniform(lo, hi, shape, device)
+
+
 class DomainRandomizer:
     def __init__(self, cfg: Cfg, sim: PhysicsBackend, model: mujoco.MjModel, base_body_id: int, device: torch.device):
         self.cfg = cfg.domain_rand
         self.sim = sim
         self.device = device
-        self.num_envs = sim.num_envs
+        self.num_envs = n = sim.num_envs
         self.base_body_id = base_body_id
-        self.ground_friction = float(cfg.terrain.static_friction)
-        self.ground_restitution = float(cfg.terrain.restitution)
-        n = self.num_envs
-        ones = lambda: torch.ones(n, 1, device=device)  # noqa: E731
-        self.params = {
-            "friction": torch.full((n, 1), self.ground_friction, device=device),
-            "restitution": torch.full((n, 1), self.ground_restitution, device=device),
-            "payload": torch.zeros(n, 1, device=device),
-            "com": torch.zeros(n, 3, device=device),
-            "motor_strength": ones(), "kp_scale": ones(), "kd_scale": ones(),
-            "joint_friction_scale": ones(), "joint_damping_scale": ones(),
-            "latency_steps": torch.zeros(n, 1, device=device),
+        self.num_links = model.nbody - 1  # every body but the world
+        # Nominal model values, the base of every scaling (float64, host: the backend's model fields).
+        self.nominal = {name: torch.tensor(getattr(model, name)) for name in
+                        ["body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
+                         "actuator_forcerange", "dof_frictionloss", "dof_damping", "dof_armature", "geom_solref",
+                         "geom_solimp"]}
+        nominal_value = {
+            "friction": float(cfg.terrain.static_friction), "restitution": float(cfg.terrain.restitution),
+            # the ground's contact parameters (geom 0 is the floor in every scene we build)
+            "contact_timeconst": float(model.geom_solref[0, 0]), "contact_dmin": float(model.geom_solimp[0, 0]),
+            "payload": 0.0, "com": 0.0,
         }
-        # Nominal model values, the base of every scaling.
-        self.nominal = {
-            "body_mass": torch.tensor(model.body_mass), "body_inertia": torch.tensor(model.body_inertia),
-            "body_ipos": torch.tensor(model.body_ipos), "gainprm": torch.tensor(model.actuator_gainprm[:, 0]),
-            "biasprm": torch.tensor(model.actuator_biasprm[:, 1:3]), "forcerange": torch.tensor(model.actuator_forcerange),
-            "dof_frictionloss": torch.tensor(model.dof_frictionloss), "dof_damping": torch.tensor(model.dof_damping),
-            "solref": torch.tensor(model.geom_solref),
-        }
+        self.params = {d.key: torch.full((n, d.width), nominal_value.get(d.key, 1.0), device=device) for d in DRAWS}
+        self.params["link_mass_scale"] = torch.ones(n, self.num_links, device=device)
+        self.params["latency_steps"] = torch.zeros(n, 1, device=device)
+
         c = self.cfg
+        on = lambda switch: bool(getattr(c, switch, False))  # noqa: E731  (older saved configs lack new switches)
+        self.enabled = {d.key: on(d.switch) for d in DRAWS}
+        self.randomize_link_mass = on("randomize_link_mass")
         # Expand only the fields that are randomised: expanding costs memory per env.
-        self.fields = {}
-        if c.randomize_friction:
-            self.fields["geom_friction"] = sim.expand("geom_friction")
-        if c.randomize_restitution:
-            self.fields["geom_solref"] = sim.expand("geom_solref")
-        if c.randomize_link_mass or c.randomize_base_mass or c.randomize_com:
-            for name in ["body_mass", "body_inertia", "body_ipos"]:
-                self.fields[name] = sim.expand(name)
-        if c.randomize_motor_strength or c.randomize_gains:
-            for name in ["actuator_gainprm", "actuator_biasprm", "actuator_forcerange"]:
-                self.fields[name] = sim.expand(name)
-        if c.randomize_joint_friction:
-            self.fields["dof_frictionloss"] = sim.expand("dof_frictionloss")
-        if c.randomize_joint_damping:
-            self.fields["dof_damping"] = sim.expand("dof_damping")
-        self.needs_set_const = c.randomize_link_mass or c.randomize_base_mass or c.randomize_com
+        wanted = {
+            "geom_friction": on("randomize_friction"),
+            "geom_solref": on("randomize_restitution") or on("randomize_contact_softness"),
+            "geom_solimp": on("randomize_contact_softness"),
+            "body_mass": self.randomize_link_mass or on("randomize_base_mass") or on("randomize_com"),
+            "actuator_gainprm": on("randomize_motor_strength") or on("randomize_gains"),
+            "dof_frictionloss": on("randomize_joint_friction"),
+            "dof_damping": on("randomize_joint_damping"),
+            "dof_armature": on("randomize_armature"),
+        }
+        companions = {"body_mass": ["body_inertia", "body_ipos"], "actuator_gainprm": ["actuator_biasprm", "actuator_forcerange"]}
+        self.fields: dict[str, torch.Tensor] = {}
+        for name, needed in wanted.items():
+            if needed:
+                for field in [name] + companions.get(name, []):
+                    self.fields[field] = sim.expand(field)
+        # Masses and armature feed the constants MuJoCo derives at compile time (subtree masses, invweights).
+        self.needs_set_const = "body_mass" in self.fields or "dof_armature" in self.fields
+
+    @property
+    def num_privileged(self) -> int:
+        return sum(d.width for d in DRAWS) + self.num_links + 1
+
+    def privileged_names(self) -> list[str]:
+        """Names of the privileged observation's columns, in order."""
+        names = []
+        for d in DRAWS:
+            names += [d.key] if d.width == 1 else [f"{d.key}_{k}" for k in "xyz"[: d.width]]
+        return names + [f"link_mass_scale_{i}" for i in range(1, self.num_links + 1)] + ["latency_steps"]
 
     def privileged_obs(self) -> torch.Tensor:
-        """(N, 12) drawn parameters in PRIVILEGED_PARAMS order."""
+        """(N, num_privileged) drawn parameters in `privileged_names` order."""
         p = self.params
-        return torch.cat([p["friction"], p["restitution"], p["payload"], p["com"], p["motor_strength"], p["kp_scale"],
-                          p["kd_scale"], p["joint_friction_scale"], p["joint_damping_scale"], p["latency_steps"]], dim=1)
+        return torch.cat([p[d.key] for d in DRAWS] + [p["link_mass_scale"], p["latency_steps"]], dim=1)
 
     def randomize(self, env_ids: torch.Tensor) -> None:
         """Draw new parameters for env_ids and write them into their simulations."""
-        c, n, dev = self.cfg, len(env_ids), self.device
-        p, cpu_ids = self.params, env_ids.cpu()
-
-        def draw(enabled: bool, bounds: list[float], key: str, width: int = 1) -> None:
-            if enabled:
-                p[key][env_ids] = sample_uniform(bounds[0], bounds[1], (n, width), dev)
-
-        draw(c.randomize_friction, c.friction_range, "friction")
-        draw(c.randomize_restitution, c.restitution_range, "restitution")
-        draw(c.randomize_base_mass, c.added_mass_range, "payload")
-        draw(c.randomize_com, c.com_offset_range, "com", 3)
-        draw(c.randomize_motor_strength, c.motor_strength_range, "motor_strength")
-        draw(c.randomize_gains, c.kp_range, "kp_scale")
-        draw(c.randomize_gains, c.kd_range, "kd_scale")
-        draw(c.randomize_joint_friction, c.joint_friction_range, "joint_friction_scale")
-        draw(c.randomize_joint_damping, c.joint_damping_range, "joint_damping_scale")
+        c, n, dev, p = self.cfg, len(env_ids), self.device, self.params
+        for d in DRAWS:
+            if self.enabled[d.key]:
+                p[d.key][env_ids] = sample(d.law, getattr(c, d.range_field), (n, d.width), dev)
+        if self.randomize_link_mass:
+            p["link_mass_scale"][env_ids] = sample("uniform", c.link_mass_range, (n, self.num_links), dev)
         if c.max_action_latency > 0:
             p["latency_steps"][env_ids] = torch.randint(0, c.max_action_latency + 1, (n, 1), device=dev).float()
+        self._write(env_ids)
 
-        f = self.fields
+    def _write(self, env_ids: torch.Tensor) -> None:
+        f, nom = self.fields, self.nominal
+        cpu_ids = env_ids.cpu()
+        drawn = lambda key: self.params[key][env_ids].cpu().double()  # noqa: E731
         if "geom_friction" in f:
             # Every geom of the env gets the same coefficient, so the contact's
             # (max-combined) friction is exactly the drawn value.
-            f["geom_friction"][cpu_ids, :, 0] = p["friction"][env_ids].cpu().double()
+            f["geom_friction"][cpu_ids, :, 0] = drawn("friction")
         if "geom_solref" in f:
-            f["geom_solref"][cpu_ids, :, 1] = restitution_to_dampratio(p["restitution"][env_ids]).cpu().double()
+            # Same contact parameters on every geom, so that the mixed contact gets exactly these.
+            solref = nom["geom_solref"].expand(len(env_ids), -1, -1).clone()
+            if self.enabled["contact_timeconst"]:
+                solref[:, :, 0] = drawn("contact_timeconst")
+            if self.enabled["restitution"]:
+                solref[:, :, 1] = restitution_to_dampratio(self.params["restitution"][env_ids]).cpu().double()
+            f["geom_solref"][cpu_ids] = solref
+        if "geom_solimp" in f:
+            dmin = drawn("contact_dmin")
+            solimp = nom["geom_solimp"].expand(len(env_ids), -1, -1).clone()
+            solimp[:, :, 0] = dmin
+            solimp[:, :, 1] = torch.maximum(solimp[:, :, 1], dmin)  # dmax >= dmin: impedance rises with depth
+            f["geom_solimp"][cpu_ids] = solimp
         if "body_mass" in f:
-            self._write_masses(env_ids, cpu_ids, n)
+            self._write_masses(env_ids, cpu_ids)
         if "actuator_gainprm" in f:
-            strength = p["motor_strength"][env_ids].cpu().double()
-            kp = self.nominal["gainprm"] * strength * p["kp_scale"][env_ids].cpu().double()
-            kd = -self.nominal["biasprm"][:, 1] * strength * p["kd_scale"][env_ids].cpu().double()
+            strength = drawn("motor_strength")
+            kp = nom["actuator_gainprm"][:, 0] * strength * drawn("kp_scale")
+            kd = -nom["actuator_biasprm"][:, 2] * strength * drawn("kd_scale")
             f["actuator_gainprm"][cpu_ids, :, 0] = kp
             f["actuator_biasprm"][cpu_ids, :, 1] = -kp
             f["actuator_biasprm"][cpu_ids, :, 2] = -kd
-            f["actuator_forcerange"][cpu_ids] = self.nominal["forcerange"] * strength.unsqueeze(-1)
-        if "dof_frictionloss" in f:
-            f["dof_frictionloss"][cpu_ids] = self.nominal["dof_frictionloss"] * p["joint_friction_scale"][env_ids].cpu().double()
-        if "dof_damping" in f:
-            f["dof_damping"][cpu_ids] = self.nominal["dof_damping"] * p["joint_damping_scale"][env_ids].cpu().double()
+            f["actuator_forcerange"][cpu_ids] = nom["actuator_forcerange"] * strength.unsqueeze(-1)
+        for field, key in [("dof_frictionloss", "joint_friction_scale"), ("dof_damping", "joint_damping_scale"),
+                           ("dof_armature", "armature_scale")]:
+            if field in f:
+                # free-joint dofs have none of these (0 stays 0): the scale reaches the robot's joints
+                f[field][cpu_ids] = nom[field] * drawn(key)
         if self.needs_set_const:
             self.sim.commit_model_changes(cpu_ids)
 
-    def _write_masses(self, env_ids: torch.Tensor, cpu_ids: torch.Tensor, n: int) -> None:
-        c, f, nom = self.cfg, self.fields, self.nominal
-        nbody = nom["body_mass"].shape[0]
-        scale = torch.ones(n, nbody, dtype=torch.float64)
-        if c.randomize_link_mass:
-            scale[:, 1:] = sample_uniform(*c.link_mass_range, (n, nbody - 1), torch.device("cpu")).double()
+    def _write_masses(self, env_ids: torch.Tensor, cpu_ids: torch.Tensor) -> None:
+        f, nom = self.fields, self.nominal
+        scale = torch.ones(len(env_ids), self.num_links + 1, dtype=torch.float64)
+        scale[:, 1:] = self.params["link_mass_scale"][env_ids].cpu().double()
         mass = nom["body_mass"] * scale
         inertia = nom["body_inertia"] * scale.unsqueeze(-1)
         base = self.base_body_id
-        payload = self.params["payload"][env_ids, 0].cpu().double()
         # a payload at the base's COM adds its mass and, as a point mass there, no inertia about it
-        mass[:, base] += payload
-        ipos = nom["body_ipos"].expand(n, -1, -1).clone()
+        mass[:, base] += self.params["payload"][env_ids, 0].cpu().double()
+        ipos = nom["body_ipos"].expand(len(env_ids), -1, -1).clone()
         ipos[:, base] += self.params["com"][env_ids].cpu().double()
         f["body_mass"][cpu_ids] = mass
         f["body_inertia"][cpu_ids] = inertia

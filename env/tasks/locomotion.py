@@ -6,7 +6,6 @@ import math
 
 import torch
 
-from env.domain_rand import PRIVILEGED_PARAMS
 from env.legged_robot import LeggedRobotEnv
 from env.tasks import register_task
 from env.tasks.base import Task
@@ -41,7 +40,7 @@ class LocomotionTask(Task):
         self.obs_layout = policy_obs_layout(env.num_dof, self.gait is not None)
         self.frame_size = sum(size for _, size in self.obs_layout)
         self.num_obs = self.frame_size * self.history_length
-        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + len(PRIVILEGED_PARAMS)
+        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + env.domain_rand.num_privileged
         self.obs_history = torch.zeros(n, self.history_length, self.frame_size, device=dev)
         scales = cfg.normalization.obs_scales
         self.command_scale = torch.tensor([scales.lin_vel, scales.lin_vel, scales.ang_vel], device=dev)

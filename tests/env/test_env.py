@@ -22,7 +22,8 @@ def test_64_envs_200_random_steps_terminate_reset_and_stay_finite():
         # reset envs start a new episode: their counters are back at zero
         assert (env.robot.episode_length_buf[done] == 0).all()
     assert done_count > 0, "random actions must make some Qmini fall"
-    assert env.robot.episode_length_buf.max() < 200
+    # most envs fell and restarted (with 10x joint damping drawn, a few ride random actions out)
+    assert (env.robot.episode_length_buf < 200).float().mean() > 0.5
 
 
 def test_spaces_and_shapes(qmini_cfg):
@@ -55,6 +56,7 @@ def test_zero_actions_stand_and_time_out_with_bootstrap_flag(qmini_cfg):
 
 
 def test_actions_map_to_clipped_joint_targets(qmini_cfg):
+    qmini_cfg.domain_rand.max_action_latency = 0  # targets reach the actuators in the same step
     env = make_env(qmini_cfg)
     env.reset()
     robot = env.robot
@@ -108,7 +110,8 @@ def test_friction_is_randomised_per_env_and_shown_to_the_critic(qmini_cfg):
     assert mu.min() >= 0.6 and mu.max() <= 1.2 and mu.std() > 0.01
     geom = env.robot.sim.expand("geom_friction")[:, 0, 0]
     assert torch.allclose(geom.float(), mu)
-    assert torch.allclose(critic_obs[:, -12], mu)
+    dr = env.robot.domain_rand
+    assert torch.allclose(critic_obs[:, -dr.num_privileged + dr.privileged_names().index("friction")], mu)
 
 
 def test_pushes_kick_the_base(qmini_cfg):
