@@ -9,6 +9,8 @@ Writes to benchmarks/results/<config>/:
     learning_curve.png     task reward and tracking error against minutes and env steps, every algo found
     eval.json, eval_tracking.png   play.py's evaluation of our trained policy (with the zero and random
                            baselines), run with randomisation and pushes as configured
+    policy/                the final policy to start from (our algo): model/policy.pt (full checkpoint,
+                           resumable), model/cfg.yaml, export/ (policy.onnx, policy.jit.pt, policy.yaml)
 
 The policy trains into experiments/learn_<config>_<algo>/ (ignored by git).
 """
@@ -243,7 +245,36 @@ def main(argv: list[str] | None = None) -> int:
                           "--out", str(out_dir), "--randomize", "--push"])
         if code != 0:
             return code
+    if args.algo == "ours":
+        print(f"kept the final policy in {keep_policy(experiment, out_dir / 'policy')}", flush=True)
     return 0
+
+
+def keep_policy(experiment: Experiment, dest: Path) -> Path:
+    """Copy the run's final checkpoint, cfg.yaml and a fresh export into dest (replaced whole, atomically)."""
+    import shutil
+    import tempfile
+
+    import play
+
+    if play.main(["--name", experiment.name, "--export"]) != 0:
+        raise RuntimeError(f"exporting {experiment.name} failed")
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
+    tmp.chmod(0o755)
+    try:
+        (tmp / "model").mkdir()
+        shutil.copy2(experiment.policy_path, tmp / "model" / "policy.pt")
+        shutil.copy2(experiment.cfg_path, tmp / "model" / "cfg.yaml")
+        shutil.copytree(experiment.export_dir, tmp / "export")
+        old = dest.with_name(f".{dest.name}.old")
+        if dest.exists():
+            dest.rename(old)
+        tmp.rename(dest)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest
 
 
 if __name__ == "__main__":
