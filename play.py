@@ -35,7 +35,7 @@ from rl.inference import inference_policy_from_checkpoint  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
 from utils.checkpoint import CheckpointError, read_checkpoint  # noqa: E402
 from utils.devices import DeviceError, check_device  # noqa: E402
-from utils.experiment import Experiment, ExperimentError  # noqa: E402
+from utils.experiment import Experiment, ExperimentError, open_experiment  # noqa: E402
 from utils.yaml import Cfg, ParamsProcess  # noqa: E402
 
 Policy = Callable[[torch.Tensor], torch.Tensor]
@@ -47,7 +47,7 @@ class PlayError(ValueError):
 
 # ----------------------------------------------------------------------------- set-up
 def load_experiment(args) -> tuple[Experiment, Cfg]:
-    exp = Experiment(args.name)
+    exp = open_experiment(args.name)  # a name in experiments/, or a policy folder's path (read only)
     if not exp.dir.is_dir():
         raise ExperimentError(f"no experiment '{args.name}': looked for {exp.dir}")
     if not exp.cfg_path.is_file():
@@ -127,6 +127,8 @@ class Session:
     def __init__(self, args):
         self.args = args
         self.exp, self.cfg = load_experiment(args)
+        if self.exp.read_only and args.eval and not args.out:
+            raise PlayError(f"{self.exp.dir} is a read-only policy folder; give --out DIR for eval.json")
         self.policies = parse_policy_list(args.policy)
         self.schedule = CommandSchedule.parse(args.commands) if args.commands is not None else None
         self.device = pick_device(args, self.cfg)
@@ -177,6 +179,9 @@ class Session:
 def run_export(s: Session) -> None:
     from model.export import check_export, export_policy, policy_metadata
 
+    if s.exp.read_only:
+        raise PlayError(f"{s.exp.dir} is a read-only policy folder: its export is {s.exp.export_dir}; "
+                        "--check-export checks it, or resume it into an experiment with train.py --resume")
     env = build_env(play_cfg(s.cfg, s.args, 1, s.device), s.seed)
     policy = s.policy("trained", env)
     info = {"experiment": s.args.name, "checkpoint": s.ckpt_name(), "iteration": s.iteration()}

@@ -20,7 +20,7 @@ from rl.runner import OnPolicyRunner, TrainingHalted
 from rl.seed import set_seed
 from utils.checkpoint import CheckpointError, read_checkpoint
 from utils.devices import DeviceError, check_device
-from utils.experiment import Experiment, ExperimentError
+from utils.experiment import Experiment, ExperimentError, open_experiment
 from utils.files import atomic_write_text
 from utils.yaml import Cfg, ParamsProcess
 
@@ -46,7 +46,7 @@ def resolve_config(args, source: Experiment | None) -> Cfg:
 def build(args) -> tuple[Experiment, Cfg, OnPolicyRunner]:
     """Check everything and build env and runner; only then prepare the experiment folder."""
     experiment = Experiment(args.name)
-    source = Experiment(args.resume) if args.resume is not None else None
+    source = open_experiment(args.resume) if args.resume is not None else None  # a name or a policy folder
     if args.checkpoint is not None and source is None:
         raise ExperimentError(f"--checkpoint {args.checkpoint} needs --resume NAME (the experiment it belongs to)")
     ckpt_path = source.checkpoint(args.checkpoint) if source is not None else None
@@ -54,7 +54,7 @@ def build(args) -> tuple[Experiment, Cfg, OnPolicyRunner]:
         check_device(args.device, "--device")
     cfg = resolve_config(args, source)
     check_device(cfg.runner.device, "runner.device")
-    in_place = source is not None and source.name == experiment.name
+    in_place = source is not None and source.dir == experiment.dir
     if not in_place:
         experiment.check_new(args.overwrite)
     ckpt = None

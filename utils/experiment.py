@@ -49,6 +49,7 @@ def validate_name(name: str) -> str:
 class Experiment:
     name: str
     root: Path = field(default_factory=experiments_root)
+    read_only: bool = False  # a policy folder outside experiments/ (open_policy_folder): never written
 
     def __post_init__(self) -> None:
         validate_name(self.name)
@@ -151,3 +152,22 @@ class Experiment:
                     path.unlink()
                     removed.append(path)
         return removed
+
+
+def is_folder_path(text: str) -> bool:
+    """A --name/--resume value that is a path (it holds a '/'), not an experiment name."""
+    return "/" in text or os.sep in text
+
+
+def open_policy_folder(text: str) -> Experiment:
+    """A read-only policy folder anywhere, e.g. benchmarks/results/go2/policy: model/cfg.yaml and model/policy.pt."""
+    path = Path(text).expanduser().resolve()
+    if not (path / "model" / "cfg.yaml").is_file():
+        raise ExperimentError(f"{text} is not a policy folder: it has no model/cfg.yaml (a policy folder holds "
+                              "model/policy.pt and model/cfg.yaml, e.g. benchmarks/results/go2/policy)")
+    return Experiment(path.name, root=path.parent, read_only=True)
+
+
+def open_experiment(text: str) -> Experiment:
+    """An experiment by name (experiments/<name>/), or a read-only policy folder by path."""
+    return open_policy_folder(text) if is_folder_path(text) else Experiment(text)

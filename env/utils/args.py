@@ -27,8 +27,9 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"robot/task config to train (one of: {', '.join(available_configs())}); "
                              "with --resume, defaults to the resumed experiment's saved cfg.yaml")
     parser.add_argument("--name", required=True, help="experiment name: outputs go to experiments/<name>/ (letters, digits, -, _, .)")
-    parser.add_argument("--resume", default=None, metavar="NAME",
-                        help="continue from experiments/NAME/model/policy.pt (iteration, frames, optimizer, normaliser)")
+    parser.add_argument("--resume", default=None, metavar="NAME|DIR",
+                        help="continue from experiments/NAME/model/policy.pt (iteration, frames, optimizer, normaliser), "
+                             "or from a policy folder given as a path, e.g. benchmarks/results/go2/policy (read only)")
     parser.add_argument("--checkpoint", default=None, metavar="PATH",
                         help="with --resume: the checkpoint to resume from, relative to experiments/<resume>/model/, "
                              "e.g. all/policy_50.pt (default policy.pt)")

@@ -33,7 +33,9 @@ def get_play_args(argv: list[str] | None = None) -> argparse.Namespace:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--name", required=True, help="experiment to load: experiments/<name>/")
+    parser.add_argument("--name", required=True, metavar="NAME|DIR",
+                        help="experiment to load: experiments/<name>/, or a policy folder given as a path (read only), "
+                             "e.g. benchmarks/results/go2/policy, the pretrained Go2")
     parser.add_argument("--checkpoint", default=None, metavar="PATH",
                         help="checkpoint relative to experiments/<name>/model/, e.g. all/policy_50.pt "
                              "(default: policy.pt, the latest)")
