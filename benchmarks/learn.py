@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -50,13 +51,15 @@ class CurveRecorder:
     the episodes that ended, and the fraction of them that ended by a fall.
     """
 
-    def __init__(self, env: GymEnvWrapper):
+    def __init__(self, env: GymEnvWrapper, previous_rows: list[dict] | None = None):
         self.env = env
         self._step = env.step
         env.step = self.step  # instance attribute shadows the method for every caller
-        self.start = time.perf_counter()
-        self.env_steps = 0
-        self.rows: list[dict] = []
+        self.rows: list[dict] = list(previous_rows or [])
+        # a resumed run continues the curve: its clock and step count start where the last row ended
+        last = self.rows[-1] if self.rows else {"minutes": 0.0, "env_steps": 0}
+        self.start = time.perf_counter() - last["minutes"] * 60
+        self.env_steps = int(last["env_steps"])
         self._clear()
 
     def _clear(self) -> None:
@@ -102,13 +105,18 @@ class CurveRecorder:
         return row
 
 
-def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder) -> OnPolicyRunner:
+def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder,
+               ckpt: dict | None = None, after_iteration=None) -> OnPolicyRunner:
     runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device="cpu", model_dir=experiment.model_dir,
                             cfg_dict=cfg.to_dict(), run_name=experiment.name,
                             verbose=False)  # report() prints the budget-aware line instead
+    if ckpt is not None:
+        runner.load_state(ckpt, experiment.policy_path)
 
     def budget(it: int, metrics: dict) -> bool:
         report(recorder.flush(it), budget_s)
+        if after_iteration is not None:
+            after_iteration()  # the curve on disk follows policy.pt, so a killed run can be resumed
         return recorder.rows[-1]["minutes"] * 60 >= budget_s
 
     runner.learn(10**9, on_iteration=budget)
@@ -171,7 +179,11 @@ def plot_curves(out_dir: Path) -> Path | None:
         steps = [r["env_steps"] / 1e6 for r in rows]
         series = [(0, "task_reward_per_step", "-", algo), (1, "lin_vel_rmse", "-", f"{algo} linear (m/s)"),
                   (1, "yaw_rate_rmse", "--", f"{algo} yaw rate (rad/s)")]
+        resumed = [i for i, r in enumerate(rows) if r["iteration"] in set(data.get("resumed_at_iterations", []))]
         for col, x in enumerate([minutes, steps]):
+            for i in resumed:  # where a resumed run continued the curve
+                for row in range(2):
+                    axes[row][col].axvline(x[i], color=colors[k], ls=":", lw=1)
             for row, key, style, label in series:
                 y = [r[key] for r in rows]
                 # raw iterations faintly, a moving mean on top
@@ -186,7 +198,7 @@ def plot_curves(out_dir: Path) -> Path | None:
             axes[row][col].legend(fontsize=8)
     first = next(iter(curves.values()))
     fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']} "
-                 f"(faint: per iteration, bold: mean of {SMOOTH})")
+                 f"(faint: per iteration, bold: mean of {SMOOTH}; dotted: resumed)")
     return save_figure(fig, out_dir / "learning_curve.png")
 
 
@@ -211,31 +223,44 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results/<config>)")
     parser.add_argument("--experiment", default=None, help="experiment name (default learn_<config>_<algo>)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the experiment and its curve_ours.json (ours only); --minutes is the total budget")
     args = parser.parse_args(argv)
 
     overrides = list(args.set) + ([f"env.num_envs={args.num_envs}"] if args.num_envs else [])
-    cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"])
     out_dir = Path(args.out) if args.out else RESULTS / args.config
-    out_dir.mkdir(parents=True, exist_ok=True)
     experiment = Experiment(args.experiment or f"learn_{args.config}_{args.algo}")
-    experiment.prepare_new(overwrite=True)
-    atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
+    ckpt, previous_rows, previous_resumes = None, None, None
+    if args.resume:
+        cfg, ckpt, previous_rows, previous_resumes = resume_state(args, experiment, out_dir, overrides)
+    else:
+        cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if not args.resume:
+        experiment.prepare_new(overwrite=True)
+        atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
 
-    set_seed(args.seed)
+    set_seed(args.seed + (len(previous_rows) if previous_rows else 0))  # a resumed run draws new episodes
     env = make_env(cfg)
-    recorder = CurveRecorder(env)
+    recorder = CurveRecorder(env, previous_rows)
     budget_s = args.minutes * 60
-    print(f"{args.algo} on {args.config}: {env.num_envs} envs, budget {format_duration(budget_s)}", flush=True)
-    trainer = train_ours if args.algo == "ours" else train_rsl_rl
-    trainer(env, cfg, experiment, budget_s, recorder)
-
+    print(f"{args.algo} on {args.config}: {env.num_envs} envs, budget {format_duration(budget_s)}"
+          + (f", resumed at {format_duration(recorder.rows[-1]['minutes'] * 60)}" if previous_rows else ""), flush=True)
     import platform
 
-    curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
-             "seed": args.seed, "overrides": overrides, "torch_threads": torch.get_num_threads(),
-             "machine": f"{platform.machine()} x {len(__import__('os').sched_getaffinity(0))} cores",
-             "rows": recorder.rows}
-    atomic_write_text(out_dir / f"curve_{args.algo}.json", json.dumps(curve, indent=1) + "\n")
+    def write_curve() -> None:
+        curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
+                 "seed": args.seed, "overrides": overrides, "torch_threads": torch.get_num_threads(),
+                 "machine": f"{platform.machine()} x {len(os.sched_getaffinity(0))} cores",
+                 "resumed_at_iterations": resumed_at, "rows": recorder.rows}
+        atomic_write_text(out_dir / f"curve_{args.algo}.json", json.dumps(curve, indent=1) + "\n")
+
+    resumed_at = (previous_resumes or []) + ([previous_rows[-1]["iteration"]] if previous_rows else [])
+    if args.algo == "ours":
+        train_ours(env, cfg, experiment, budget_s, recorder, ckpt, after_iteration=write_curve)
+    else:
+        train_rsl_rl(env, cfg, experiment, budget_s, recorder)
+    write_curve()
     print(f"wrote {out_dir / f'curve_{args.algo}.json'} and {plot_curves(out_dir)}")
 
     if args.algo == "ours" and args.eval_episodes > 0:
@@ -248,6 +273,28 @@ def main(argv: list[str] | None = None) -> int:
     if args.algo == "ours":
         print(f"kept the final policy in {keep_policy(experiment, out_dir / 'policy')}", flush=True)
     return 0
+
+
+def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[str]):
+    """The saved config, checkpoint and curve rows of the run to continue; ValueError if any is missing."""
+    from config import apply_overrides, load_saved_config
+    from utils.checkpoint import read_checkpoint
+
+    curve_path = out_dir / f"curve_{args.algo}.json"
+    if args.algo != "ours":
+        raise ValueError("--resume continues our PPO only (--algo ours)")
+    if not experiment.policy_path.is_file() or not curve_path.is_file():
+        raise ValueError(f"--resume needs {experiment.policy_path} and {curve_path} from an earlier run")
+    cfg = apply_overrides(load_saved_config(experiment.cfg_path), overrides)
+    ckpt = read_checkpoint(experiment.policy_path, "cpu", experiment)
+    curve = json.loads(curve_path.read_text())
+    it = int(ckpt["iteration"])
+    rows = [r for r in curve["rows"] if r["iteration"] <= it]
+    # a kill between the checkpoint write and the curve write leaves the curve one iteration behind
+    if not rows or rows[-1]["iteration"] < it - 1:
+        raise ValueError(f"{curve_path} ends at iteration {rows[-1]['iteration'] if rows else 0} but the checkpoint "
+                         f"is at {it}; they are not the same run")
+    return cfg, ckpt, rows, curve.get("resumed_at_iterations", [])
 
 
 def keep_policy(experiment: Experiment, dest: Path) -> Path:

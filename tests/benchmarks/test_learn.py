@@ -1,0 +1,46 @@
+"""benchmarks/learn.py: keeps the final policy folder, and --resume continues the run and its curve."""
+
+import json
+
+import pytest
+import torch
+
+from benchmarks import learn
+
+
+@pytest.fixture(autouse=True)
+def experiments_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path / "experiments"))
+    return tmp_path / "experiments"
+
+
+def run(out, *extra):
+    return learn.main(["--config", "qmini", "--minutes", "0.01", "--num_envs", "8", "--eval_episodes", "0",
+                       "--set", "runner.num_steps_per_env=4", "--out", str(out), "--experiment", "l", *extra])
+
+
+def test_a_run_keeps_its_policy_folder_and_a_resume_continues_the_curve(tmp_path, experiments_dir):
+    out = tmp_path / "results"
+    assert run(out) == 0
+    first = json.loads((out / "curve_ours.json").read_text())
+    n = len(first["rows"])
+    policy = out / "policy"
+    assert {p.name for p in (policy / "model").iterdir()} == {"policy.pt", "cfg.yaml"}
+    assert {p.name for p in (policy / "export").iterdir()} == {"policy.onnx", "policy.jit.pt", "policy.yaml"}
+    assert torch.load(policy / "model" / "policy.pt", weights_only=False)["iteration"] == n
+
+    assert learn.main(["--config", "qmini", "--minutes", "0.02", "--eval_episodes", "0", "--out", str(out),
+                       "--experiment", "l", "--resume"]) == 0
+    curve = json.loads((out / "curve_ours.json").read_text())
+    rows = curve["rows"]
+    assert rows[:n] == first["rows"] and len(rows) > n
+    assert [r["iteration"] for r in rows] == list(range(1, len(rows) + 1))
+    assert all(b["minutes"] >= a["minutes"] and b["env_steps"] > a["env_steps"] for a, b in zip(rows, rows[1:]))
+    assert rows[n]["env_steps"] - rows[n - 1]["env_steps"] == 8 * 4  # the saved 8 envs x 4 steps hold
+    assert curve["resumed_at_iterations"] == [n]
+    assert torch.load(policy / "model" / "policy.pt", weights_only=False)["iteration"] == len(rows)
+
+
+def test_resume_without_an_earlier_run_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="--resume needs"):
+        run(tmp_path / "results", "--resume")
