@@ -1,0 +1,217 @@
+"""Run episodes of an exported policy on a MuJoCo model, the way the robot program runs it.
+
+One control step (control_dt = decimation * sim_dt), for every robot still standing:
+
+    1. command   = the episode's schedule at time t
+    2. obs       = observation.py's frame of the current state (+ history), gait phase as of now
+    3. action    = policy(obs); a = clip(action, -clip_actions, clip_actions)
+    4. target    = clamp(default_joint_pos + action_scale * a, joint_pos_limits)
+    5. ctrl      = the target of `latency` control steps ago (the spawn pose before that)
+    6. gait phase advances by f * control_dt; `decimation` mj_steps run MuJoCo's PD on ctrl
+    7. previous action for the next observation = a
+    8. pushes: every push_interval s of episode time the base's world-frame horizontal velocity
+       changes by a kick drawn uniformly in +-push_vel per axis (a velocity impulse)
+    9. fall check (tilt, height, non-finite or reset state), then metrics (metrics.py)
+
+Episodes spawn at the default joint pose, the base at spawn_height with zero velocity and
+a random heading. Each episode's heading, random commands and pushes come from its own
+generator seeded with (seed, episode index), so every variant of a suite sees the same
+episodes. The B episodes of a run step in lockstep (one batched ONNX call per control step),
+each on its own plain MjData.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import mujoco
+import numpy as np
+
+from deploy.commands import Schedule, random_schedule
+from deploy.metrics import Metrics
+from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
+from deploy.policy_io import OnnxPolicy, PolicySpec
+from deploy.robot_model import RobotModel, default_pose_qpos
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    episodes: int
+    duration: float  # s per episode
+    seed: int
+    spawn_height: float  # m, base z at spawn
+    fall_tilt: float  # rad, base tilt from upright that counts as a fall
+    fall_height: float  # m, base z below which the robot has fallen
+    schedule: Schedule | None = None  # the same commands in every episode; None: random per episode
+    resample_s: float = 5.0  # s, period of the random commands
+    push: bool = False
+    push_vel: float = 1.0  # m/s, largest kick per horizontal axis
+    push_interval: float = 15.0  # s between pushes
+    latency: int = 0  # control steps by which actions are applied late
+    settle_s: float = 1.0  # s after a command change or a push excluded from steady-state figures
+    gait_frequency: float | None = None  # Hz; None: the middle of policy.yaml's gait.frequency_range
+
+    @property
+    def num_pushes(self) -> int:
+        return int(math.floor(self.duration / self.push_interval + 1e-9)) if self.push else 0
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    heading: float  # rad, spawn yaw
+    schedule: Schedule
+    kicks: np.ndarray  # (num_pushes, 2) m/s, world-frame velocity change of each push
+
+
+def plan_episodes(opts: RunOptions, policy: PolicySpec) -> list[EpisodePlan]:
+    plans = []
+    for i in range(opts.episodes):
+        rng = np.random.default_rng([opts.seed, i])
+        heading = float(rng.uniform(-math.pi, math.pi))
+        kicks = rng.uniform(-opts.push_vel, opts.push_vel, size=(opts.num_pushes, 2))
+        schedule = opts.schedule or random_schedule(rng, policy.command_ranges, policy.zero_threshold,
+                                                    opts.duration, opts.resample_s)
+        plans.append(EpisodePlan(heading, schedule, kicks))
+    return plans
+
+
+Progress = Callable[[int], None]  # called with the number of control steps just simulated (all robots)
+FrameSink = Callable[[mujoco.MjData], None]  # called after every control step of episode 0
+
+
+def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, policy: OnnxPolicy,
+                 opts: RunOptions, plans: list[EpisodePlan], progress: Progress | None = None,
+                 frame_sink: FrameSink | None = None) -> Metrics:
+    """Run one episode per plan on `model` (the robot's model or a variant of it)."""
+    num, nu, dt = len(plans), spec.num_actions, spec.control_dt
+    steps = int(math.ceil(opts.duration / dt - 1e-9))
+    push_every = max(1, int(round(opts.push_interval / dt)))
+    fq, fv = robot.free_qpos, robot.free_qvel
+    lo, hi = spec.joint_pos_limits[:, 0], spec.joint_pos_limits[:, 1]
+
+    datas = [mujoco.MjData(model) for _ in range(num)]
+    spawn_pose = np.clip(spec.default_joint_pos, lo, hi)
+    for d, plan in zip(datas, plans):
+        d.qpos[:] = default_pose_qpos(model, robot.qpos_idx, fq, spec, opts.spawn_height, plan.heading)
+        d.ctrl[:] = spawn_pose
+        mujoco.mj_forward(model, d)
+    targets = np.tile(spawn_pose, (num, opts.latency + 1, 1))  # newest first
+    last_action = np.zeros((num, nu))
+    gait_f = opts.gait_frequency or (float(np.mean(spec.gait["frequency_range"])) if spec.gait else 0.0)
+    gait = GaitClock(num, gait_f, dt)
+    builder = ObservationBuilder(spec, num)
+    metrics = Metrics(num, dt)
+    live = np.ones(num, dtype=bool)
+    seg_start = np.zeros(num)  # s, start of each robot's current command segment
+    last_push = np.full(num, -np.inf)  # s
+    seg_index = np.full(num, -1)
+
+    def state(cmd: np.ndarray) -> tuple[RobotState, np.ndarray, np.ndarray]:
+        qpos = np.stack([d.qpos for d in datas])
+        qvel = np.stack([d.qvel for d in datas])
+        s = RobotState(base_quat=qpos[:, fq + 3:fq + 7], base_ang_vel=qvel[:, fv + 3:fv + 6],
+                       dof_pos=qpos[:, robot.qpos_idx], dof_vel=qvel[:, robot.qvel_idx], commands=cmd,
+                       last_action=last_action, gait_clock=gait.observation() if spec.gait else np.zeros((num, 3)))
+        return s, qpos, qvel
+
+    def commands_at(t: float) -> np.ndarray:
+        idx = np.array([p.schedule.index(t) for p in plans])
+        changed = idx != seg_index
+        seg_start[changed] = t
+        seg_index[:] = idx
+        return np.stack([p.schedule.commands[i] for p, i in zip(plans, idx)])
+
+    cmd = commands_at(0.0)
+    st, qpos, _ = state(cmd)
+    builder.reset(np.arange(num), st)
+    prev_xy = qpos[:, fq:fq + 2].copy()
+    energy = np.zeros(num)
+    for k in range(steps):
+        t = k * dt
+        if k:
+            cmd = commands_at(t)
+            st, qpos, _ = state(cmd)
+        obs = builder.observe(st)
+        action = np.clip(policy.act(obs).astype(np.float64), -spec.clip_actions, spec.clip_actions)
+        target = np.clip(spec.default_joint_pos + spec.action_scale * action, lo, hi)
+        targets = np.concatenate([target[:, None], targets[:, :-1]], axis=1)
+        applied = targets[:, opts.latency]
+        gait.advance()
+        energy[:] = 0.0
+        reset = np.zeros(num, dtype=bool)
+        for i in np.flatnonzero(live):
+            d = datas[i]
+            d.ctrl[:] = applied[i]
+            expected = d.time + spec.decimation * spec.sim_dt
+            for _ in range(spec.decimation):
+                mujoco.mj_step(model, d)
+                # power of the step just taken: force and velocity both as of its start
+                energy[i] += float(np.abs(d.actuator_force * d.actuator_velocity).sum()) * spec.sim_dt
+            reset[i] = d.time < expected - 0.5 * spec.sim_dt  # MuJoCo reset a blown-up simulation (bad qacc)
+        last_action = action
+        t_after = (k + 1) * dt
+        if opts.num_pushes and (k + 1) % push_every == 0:
+            j = (k + 1) // push_every - 1
+            if j < opts.num_pushes:
+                for i in np.flatnonzero(live):
+                    datas[i].qvel[fv:fv + 2] += plans[i].kicks[j]
+                last_push[:] = t_after
+        qpos = np.stack([d.qpos for d in datas])
+        qvel = np.stack([d.qvel for d in datas])
+        fell = _fallen(qpos, qvel, fq, opts) | reset
+        quat = qpos[:, fq + 3:fq + 7]
+        lin = quat_rotate_inverse(_safe_quat(quat), np.nan_to_num(qvel[:, fv:fv + 3]))
+        xy = qpos[:, fq:fq + 2]
+        steady = (t_after - seg_start >= opts.settle_s - 1e-9) & (t_after - last_push >= opts.settle_s - 1e-9)
+        live = metrics.record(live, fell, cmd, lin[:, :2], qvel[:, fv + 5], steady,
+                              np.linalg.norm(xy - prev_xy, axis=1), t_after)
+        metrics.add_energy(live, energy[live])
+        prev_xy = np.where(live[:, None], xy, prev_xy)
+        if frame_sink is not None and live[0]:
+            frame_sink(datas[0])
+        if progress is not None:
+            progress(num)
+        if not live.any():
+            if progress is not None:
+                progress(num * (steps - k - 1))
+            break
+    return metrics
+
+
+def _fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, opts: RunOptions) -> np.ndarray:
+    finite = np.isfinite(qpos).all(axis=1) & np.isfinite(qvel).all(axis=1)
+    quat = _safe_quat(qpos[:, fq + 3:fq + 7])
+    down = np.zeros((len(quat), 3))
+    down[:, 2] = -1.0
+    gz = quat_rotate_inverse(quat, down)[:, 2]  # -cos(tilt)
+    tilted = gz > -math.cos(opts.fall_tilt)
+    low = np.nan_to_num(qpos[:, fq + 2], nan=-np.inf) < opts.fall_height
+    return ~finite | tilted | low
+
+
+def _safe_quat(quat: np.ndarray) -> np.ndarray:
+    """Unit quaternions; non-finite rows become identity (their robot is counted as fallen anyway)."""
+    q = np.where(np.isfinite(quat).all(axis=1, keepdims=True), quat, np.array([1.0, 0.0, 0.0, 0.0]))
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+class ProgressLine:
+    """A progress line on stderr every `every` s: simulated robot-seconds, rate and ETA."""
+
+    def __init__(self, total_steps: int, dt: float, label: str, stream, every: float = 5.0):
+        self.total, self.dt, self.label, self.stream, self.every = total_steps, dt, label, stream, every
+        self.done = 0
+        self.start = self.last = time.perf_counter()
+
+    def __call__(self, steps: int) -> None:
+        self.done += steps
+        now = time.perf_counter()
+        if now - self.last >= self.every and self.done < self.total:
+            self.last = now
+            rate = self.done / (now - self.start)
+            eta = (self.total - self.done) / max(rate, 1e-9)
+            print(f"{self.label}: {100.0 * self.done / self.total:5.1f}%  {rate * self.dt:7.1f} robot-s/s  "
+                  f"ETA {eta:5.0f} s", file=self.stream, flush=True)

@@ -1,0 +1,104 @@
+"""Per-episode tracking, fall and energy figures of a sim-to-sim run, and their summary.
+
+Sampled once per control step after the physics steps (as play.py --eval does), from
+robots still standing; the step in which a robot falls is not sampled:
+
+    lin_vel_rmse          m/s    RMS over the episode of |(vx, vy)_base - (vx, vy)_cmd|, base-frame velocity
+                                 = R^T * (free joint's world linear velocity)
+    yaw_rate_rmse         rad/s  RMS of (base-frame z angular velocity - commanded yaw rate)
+    *_steady              the same over samples at least settle_s after the last command change and
+                                 after the last push (steady-state tracking)
+    energy_J              J      sum over physics steps and joints of |actuator torque * joint velocity| * sim_dt
+    distance_m            m      horizontal path length of the base
+    fell                  1 if the base tilted beyond fall_tilt, dropped below fall_height or the state
+                                 turned non-finite (or MuJoCo reset it) before the episode's end
+
+Summary: each RMSE is the mean over episodes of the per-episode value (as play.py --eval);
+fall_rate = falls / episodes; energy_per_metre = total energy / total distance (null when
+the robots moved less than MIN_DISTANCE_M per episode on average).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+MIN_DISTANCE_M = 0.1  # m per episode on average below which energy_per_metre is null
+
+
+class Metrics:
+    def __init__(self, num: int, control_dt: float):
+        self.dt = float(control_dt)
+        z = lambda: np.zeros(num)  # noqa: E731
+        self.steps, self.samples, self.sq_lin, self.sq_yaw = z(), z(), z(), z()
+        self.steady, self.sq_lin_steady, self.sq_yaw_steady = z(), z(), z()
+        self.energy, self.distance = z(), z()
+        self.fell = np.zeros(num, dtype=bool)
+        self.fall_time = np.full(num, np.nan)
+
+    def record(self, live: np.ndarray, fell: np.ndarray, cmd: np.ndarray, lin_xy: np.ndarray, yaw_rate: np.ndarray,
+               steady: np.ndarray, moved: np.ndarray, t: float) -> np.ndarray:
+        """One control step of the robots that were `live` before it; returns the robots still live after it."""
+        self.steps += live
+        fell = live & fell
+        self.fell |= fell
+        self.fall_time[fell] = t
+        ok = live & ~fell
+        lin = np.sum(np.square(np.nan_to_num(lin_xy) - cmd[:, :2]), axis=1)
+        yaw = np.square(np.nan_to_num(yaw_rate) - cmd[:, 2])
+        self.samples += ok
+        self.sq_lin += np.where(ok, lin, 0.0)
+        self.sq_yaw += np.where(ok, yaw, 0.0)
+        ss = ok & steady
+        self.steady += ss
+        self.sq_lin_steady += np.where(ss, lin, 0.0)
+        self.sq_yaw_steady += np.where(ss, yaw, 0.0)
+        self.distance += np.where(ok, np.nan_to_num(moved), 0.0)
+        return ok
+
+    def add_energy(self, rows: np.ndarray, joules: np.ndarray) -> None:
+        self.energy[rows] += joules
+
+    def per_episode(self) -> list[dict[str, Any]]:
+        def rms(sq: np.ndarray, n: np.ndarray) -> list[float | None]:
+            return [math.sqrt(s / k) if k > 0 else None for s, k in zip(sq, n)]
+
+        cols = {
+            "episode_length_s": list(self.steps * self.dt),
+            "fell": [bool(v) for v in self.fell],
+            "fall_time_s": [None if math.isnan(v) else float(v) for v in self.fall_time],
+            "lin_vel_rmse": rms(self.sq_lin, self.samples),
+            "lin_vel_rmse_steady": rms(self.sq_lin_steady, self.steady),
+            "yaw_rate_rmse": rms(self.sq_yaw, self.samples),
+            "yaw_rate_rmse_steady": rms(self.sq_yaw_steady, self.steady),
+            "energy_J": list(self.energy),
+            "distance_m": list(self.distance),
+        }
+        return [{k: (float(v[i]) if isinstance(v[i], (float, np.floating)) else v[i]) for k, v in cols.items()}
+                for i in range(len(self.steps))]
+
+    def summary(self) -> dict[str, Any]:
+        rows = self.per_episode()
+        n = len(rows)
+
+        def mean(key: str) -> float | None:
+            vals = [r[key] for r in rows if r[key] is not None]
+            return float(np.mean(vals)) if vals else None
+
+        total_distance = float(self.distance.sum())
+        return {
+            "episodes": n,
+            "falls": int(self.fell.sum()),
+            "fall_rate": float(self.fell.mean()) if n else None,
+            "episode_length_s": mean("episode_length_s"),
+            "lin_vel_rmse": mean("lin_vel_rmse"),
+            "lin_vel_rmse_steady": mean("lin_vel_rmse_steady"),
+            "yaw_rate_rmse": mean("yaw_rate_rmse"),
+            "yaw_rate_rmse_steady": mean("yaw_rate_rmse_steady"),
+            "energy_J": mean("energy_J"),
+            "distance_m": mean("distance_m"),
+            "energy_per_metre": (float(self.energy.sum()) / total_distance
+                                 if n and total_distance >= MIN_DISTANCE_M * n else None),
+        }
