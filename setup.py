@@ -7,7 +7,7 @@ setup(
     description="PPO training for legged robots on batched MuJoCo (CPU) and MuJoCo Warp (GPU)",
     python_requires=">=3.10",
     packages=find_packages(include=["config", "config.*", "env", "env.*", "model", "model.*",
-                                    "rl", "rl.*", "utils", "utils.*"]),
+                                    "rl", "rl.*", "utils", "utils.*", "deploy", "deploy.*"]),
     package_data={"": ["*.xml"]},
     install_requires=[
         "torch>=2.2",

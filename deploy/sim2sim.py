@@ -1,0 +1,283 @@
+"""Sim-to-sim check: run an exported policy in MuJoCo the way a robot-side program runs it.
+
+    python -m deploy.sim2sim --export experiments/run1 --model assets/go2/go2.xml
+    python -m deploy.sim2sim --export DIR --model PATH --commands "0.5,0,0@5;0,0,1@5" --episodes 4
+    python -m deploy.sim2sim --export DIR --model PATH --suite --out suite.json      # nominal + perturbations
+
+Reads only DIR/policy.yaml and DIR/policy.onnx (or DIR/export/...); imports onnxruntime,
+numpy, mujoco and yaml, never torch or the training code. --model is any MJCF of the same
+robot with a floor (the project's own: assets/<robot>/<robot>.xml). Bad input prints one
+line `error: ...` and exits with status 2 before anything is written.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from deploy.video import configure_headless_gl
+
+if any(a == "--video" or a.startswith("--video=") for a in sys.argv[1:]):
+    configure_headless_gl()  # before mujoco is imported: MUJOCO_GL=egl on a machine without a display
+
+import argparse  # noqa: E402
+import dataclasses  # noqa: E402
+import math  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from deploy.commands import parse_schedule  # noqa: E402
+from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults  # noqa: E402
+from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episodes  # noqa: E402
+from deploy.perturb import VARIANTS, Variant, parse_variants, variant_model  # noqa: E402
+from deploy.policy_io import DeployError, OnnxPolicy, PolicySpec, load_policy  # noqa: E402
+from deploy.report import episode_table, suite_table, verdict, write_json  # noqa: E402
+from deploy.robot_model import RobotModel, build_robot  # noqa: E402
+
+REPORT_FORMAT = "legged-ppo-sim2sim/1"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2 (argparse would print the usage too)
+        raise DeployError(message)
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text}")
+    return value
+
+
+def _steps(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text}")
+    return value
+
+
+def get_args(argv: list[str] | None) -> argparse.Namespace:
+    p = _Parser(prog="python -m deploy.sim2sim", description=__doc__.split("\n\n")[0])
+    p.add_argument("--export", required=True, metavar="DIR", help="folder with policy.yaml + policy.onnx, or one "
+                   "holding export/ (an experiment or benchmarks/results/<robot>/policy)")
+    p.add_argument("--model", required=True, metavar="MJCF", help="MJCF of the robot with a floor; the project's "
+                   "own is assets/<robot>/<robot>.xml")
+    p.add_argument("--episodes", type=_count, default=24, help="episodes per model (default 24)")
+    p.add_argument("--duration", type=_positive, default=20.0, help="s per episode (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="seeds headings, random commands and pushes (default 0)")
+    p.add_argument("--commands", default=None, metavar="SCHEDULE", help="'vx,vy,yaw@s;...' or a YAML file, as "
+                   "play.py --commands (default: random commands from the trained ranges per episode)")
+    p.add_argument("--resample", type=_positive, default=5.0, metavar="S",
+                   help="s between random commands (default 5)")
+    p.add_argument("--push", action="store_true", help="velocity kicks on the base (always on with --suite)")
+    p.add_argument("--push-vel", type=_non_negative, default=None, metavar="M/S",
+                   help="largest kick per horizontal axis (default per robot: go2 1.0)")
+    p.add_argument("--push-interval", type=_positive, default=None, metavar="S",
+                   help="s between kicks (default per robot: go2 15)")
+    p.add_argument("--latency", type=_steps, default=0, metavar="K", help="apply actions K control steps late")
+    p.add_argument("--spawn-height", type=_positive, default=None, metavar="M", help="base height at spawn "
+                   "(default: the MJCF's keyframe, else computed from the default pose)")
+    p.add_argument("--fall-tilt", type=_positive, default=None, metavar="RAD", help="tilt that counts as a fall")
+    p.add_argument("--fall-height", type=_non_negative, default=None, metavar="M", help="base height below "
+                   "which the robot has fallen")
+    p.add_argument("--settle", type=_non_negative, default=1.0, metavar="S", help="s after each command change "
+                   "and push left out of the steady-state errors (default 1)")
+    p.add_argument("--gait-frequency", type=_positive, default=None, metavar="HZ",
+                   help="gait clock frequency for policies that observe one (default: middle of the trained range)")
+    p.add_argument("--suite", action="store_true", help="run nominal + every perturbation with pushes on")
+    p.add_argument("--variants", default=None, metavar="A,B", help=f"suite variants to run ({', '.join(VARIANTS)})")
+    p.add_argument("--max-fall-rate", type=_non_negative, default=0.05, help="suite PASS limit (default 0.05)")
+    p.add_argument("--max-lin-err", type=_positive, default=0.2, metavar="M/S",
+                   help="suite PASS limit on the steady-state linear velocity RMSE (default 0.2)")
+    p.add_argument("--jobs", type=_count, default=1, help="suite variants run in parallel processes (default 1)")
+    p.add_argument("--out", default=None, metavar="FILE.json", help="write the results as JSON")
+    p.add_argument("--video", default=None, metavar="OUT.mp4", help="record the first episode (nominal model)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = p.parse_args(argv)
+    if args.variants is not None:
+        args.suite = True
+    return args
+
+
+def _check_output(path: str | None, flag: str) -> None:
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise DeployError(f"{flag} {target} is a folder; give a file name")
+    if not target.parent.is_dir():
+        raise DeployError(f"{flag}: folder {target.parent} does not exist")
+
+
+def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, list[str]]:
+    """Run options from the flags and the per-robot defaults; notes to print."""
+    defaults, known = robot_defaults(spec.config)
+    spawn = args.spawn_height if args.spawn_height is not None else robot.spawn_height
+    notes = []
+    if not known:
+        notes.append(f"no defaults for robot '{spec.config}': fall tilt {defaults.fall_tilt} rad, fall height "
+                     f"{FALL_HEIGHT_FRACTION:.0%} of the spawn height, pushes {defaults.push_vel} m/s every "
+                     f"{defaults.push_interval} s unless given")
+    fall_height = args.fall_height if args.fall_height is not None else (
+        defaults.fall_height if defaults.fall_height is not None else FALL_HEIGHT_FRACTION * spawn)
+    schedule = parse_schedule(args.commands) if args.commands is not None else None
+    if schedule is not None:
+        for cmd in schedule.commands:
+            for value, name, (lo, hi) in zip(cmd, ("vx", "vy", "yaw"), spec.command_ranges):
+                if not lo - 1e-9 <= value <= hi + 1e-9:
+                    notes.append(f"{name}={value:g} is outside the trained range [{lo:g}, {hi:g}]")
+    opts = RunOptions(
+        episodes=args.episodes, duration=args.duration, seed=args.seed, spawn_height=spawn,
+        fall_tilt=args.fall_tilt if args.fall_tilt is not None else defaults.fall_tilt, fall_height=fall_height,
+        schedule=schedule, resample_s=args.resample, push=args.push or args.suite,
+        push_vel=args.push_vel if args.push_vel is not None else defaults.push_vel,
+        push_interval=args.push_interval if args.push_interval is not None else defaults.push_interval,
+        latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency)
+    return opts, notes
+
+
+def run_variant(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, variant: Variant, opts: RunOptions,
+                progress=None, frame_sink=None) -> dict[str, Any]:
+    """Run one variant; returns its JSON section."""
+    if variant.latency is not None:
+        opts = dataclasses.replace(opts, latency=variant.latency)
+    model = variant_model(robot, variant)
+    plans = plan_episodes(opts, spec)
+    start = time.perf_counter()
+    metrics = run_episodes(robot, model, spec, policy, opts, plans, progress=progress, frame_sink=frame_sink)
+    rows = metrics.per_episode()
+    for row, plan in zip(rows, plans):
+        row["heading_rad"] = plan.heading
+        row["commands"] = str(plan.schedule)
+        row["pushes_m_s"] = plan.kicks.tolist()
+    return {"description": variant.description, "latency_steps": opts.latency, "summary": metrics.summary(),
+            "wall_s": time.perf_counter() - start, "episodes": rows}
+
+
+def _worker(job: tuple) -> tuple[str, dict[str, Any]]:
+    """One variant in a worker process, which reads the export and the model itself."""
+    export, model_path, name, opts = job
+    spec, policy = load_policy(export)
+    return name, run_variant(spec, policy, build_robot(model_path, spec), VARIANTS[name], opts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    start = time.perf_counter()
+    recorder = None
+    try:
+        args = get_args(argv)
+        _check_output(args.out, "--out")
+        _check_output(args.video, "--video")
+        spec, policy = load_policy(args.export)
+        robot = build_robot(args.model, spec)
+        opts, notes = build_options(args, spec, robot)
+        variants = parse_variants(args.variants) if args.suite else [VARIANTS["nominal"]]
+        for v in variants:  # compile every variant now: a failing one stops the run before it starts
+            variant_model(robot, v)
+        if args.video:
+            from deploy.video import Recorder, check_writer
+
+            check_writer()
+            recorder = Recorder(robot.model, args.video, 1.0 / spec.control_dt, robot.base_body)
+    except DeployError as err:
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+
+    for note in notes:
+        print(f"note: {note}", flush=True)
+    mode = "suite" if args.suite else "run"
+    print(f"sim2sim {mode}: {spec.path} ('{spec.config}') on {robot.path}; {opts.episodes} episode(s) x "
+          f"{opts.duration:g} s per model; commands {opts.schedule or f'random every {opts.resample_s:g} s'}"
+          f"; pushes {f'{opts.push_vel:g} m/s every {opts.push_interval:g} s' if opts.push else 'off'}; "
+          f"latency {opts.latency}; spawn {opts.spawn_height:.3f} m; fall: tilt > {opts.fall_tilt:g} rad or "
+          f"height < {opts.fall_height:g} m; feet {', '.join(robot.geom_name(g) for g in robot.foot_geoms)}",
+          flush=True)
+    steps = int(math.ceil(opts.duration / spec.control_dt - 1e-9))
+    progress = None if args.quiet else ProgressLine(steps * opts.episodes * len(variants), spec.control_dt,
+                                                    "sim2sim", sys.stderr)
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        if args.jobs > 1 and len(variants) > 1:
+            results = _run_parallel(args, (spec, policy, robot), variants, opts, recorder)
+        else:
+            for i, v in enumerate(variants):
+                sink = recorder if (i == 0 and recorder is not None) else None
+                results[v.name] = run_variant(spec, policy, robot, v, opts, progress, sink)
+                if args.suite:
+                    s = results[v.name]["summary"]
+                    print(f"  {v.name}: {s['falls']}/{s['episodes']} falls, steady lin err "
+                          f"{s['lin_vel_rmse_steady'] if s['lin_vel_rmse_steady'] is not None else float('nan'):.3f}"
+                          f" m/s ({results[v.name]['wall_s']:.1f} s)", flush=True)
+    except KeyboardInterrupt:
+        if recorder is not None:
+            recorder.abort()
+        print("interrupted", file=sys.stderr)
+        return 130
+    wall = time.perf_counter() - start
+
+    if args.suite:
+        print(suite_table(results, args.max_fall_rate, args.max_lin_err))
+    else:
+        r = results["nominal"]
+        print(episode_table(r["episodes"], r["summary"]))
+    print(f"wall time {wall:.1f} s", flush=True)
+    if recorder is not None:
+        path = recorder.finish()
+        print(f"wrote {path} ({recorder.frames} frames, {1.0 / spec.control_dt:g} fps)", flush=True)
+    if args.out:
+        report = {
+            "format": REPORT_FORMAT, "mode": mode, "export": str(spec.path), "config": spec.config,
+            "model": str(robot.path), "wall_s": wall,
+            "options": {**{k: v for k, v in opts.__dict__.items() if k != "schedule"},
+                        "commands": str(opts.schedule) if opts.schedule else None, "jobs": args.jobs},
+            "foot_geoms": [robot.geom_name(g) for g in robot.foot_geoms],
+            "units": {"lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s", "energy_J": "J", "distance_m": "m",
+                      "energy_per_metre": "J/m", "episode_length_s": "s"},
+            "pass_criteria": {"max_fall_rate": args.max_fall_rate, "max_lin_vel_rmse_steady": args.max_lin_err},
+            "results": {name: {**r, "pass": verdict(r["summary"], args.max_fall_rate, args.max_lin_err)}
+                        for name, r in results.items()},
+        }
+        print(f"wrote {write_json(args.out, report)}", flush=True)
+    return 0
+
+
+def _run_parallel(args: argparse.Namespace, loaded: tuple, variants: list[Variant], opts: RunOptions,
+                  recorder) -> dict:
+    """Variants in `jobs` processes (spawned: nothing of this process's MuJoCo or ONNX state is shared)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    results = {}
+    first = variants[0]
+    rest = [(args.export, args.model, v.name, opts) for v in variants[1:]]
+    with ProcessPoolExecutor(max_workers=args.jobs - 1 if recorder else args.jobs,
+                             mp_context=mp.get_context("spawn")) as pool:
+        futures = [pool.submit(_worker, job) for job in rest]
+        if recorder is not None:  # the recorded first variant runs here, next to the pool
+            results[first.name] = run_variant(*loaded, first, opts, None, recorder)
+        else:
+            futures.insert(0, pool.submit(_worker, (args.export, args.model, first.name, opts)))
+        for fut in futures:
+            name, res = fut.result()
+            results[name] = res
+            print(f"  {name}: {res['summary']['falls']}/{res['summary']['episodes']} falls "
+                  f"({res['wall_s']:.1f} s)", flush=True)
+    return {v.name: results[v.name] for v in variants}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
