@@ -85,6 +85,8 @@ def play_cfg(cfg: Cfg, args, num_envs: int, device: str, episode_length_s: float
         for field in cfg.domain_rand.fields():
             if field.startswith("randomize_") and isinstance(getattr(cfg.domain_rand, field), bool):
                 setattr(cfg.domain_rand, field, False)
+        if hasattr(cfg.domain_rand, "max_action_latency"):
+            cfg.domain_rand.max_action_latency = 0  # latency is drawn per env too: nominal is none
         for field in ("joint_pos_noise", "joint_vel_noise", "base_vel_noise", "yaw_noise"):
             if hasattr(cfg.init_state, field):
                 setattr(cfg.init_state, field, 0.0)

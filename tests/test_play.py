@@ -152,3 +152,18 @@ def test_watch_without_display_says_so_and_cli_errors_have_no_traceback(smoke):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == f"error: no experiment '_no_such_experiment_': looked for " \
                                   f"{Experiment('_no_such_experiment_').dir}"
+
+
+def test_play_cfg_turns_every_draw_off_unless_randomize():
+    from argparse import Namespace
+
+    from config import load_config
+
+    cfg = load_config("go2")
+    nominal = play.play_cfg(cfg, Namespace(randomize=False, push=False, noise=False), 1, "cpu")
+    flags = [f for f in nominal.domain_rand.fields() if f.startswith("randomize_")]
+    assert flags and not any(getattr(nominal.domain_rand, f) for f in flags)
+    assert nominal.domain_rand.max_action_latency == 0 and not nominal.domain_rand.push_robots
+    kept = play.play_cfg(cfg, Namespace(randomize=True, push=True, noise=True), 1, "cpu")
+    assert kept.domain_rand.max_action_latency == cfg.domain_rand.max_action_latency == 2
+    assert kept.domain_rand.randomize_joint_damping and kept.domain_rand.push_robots
