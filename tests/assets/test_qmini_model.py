@@ -80,27 +80,36 @@ def test_dof_and_actuator_order(model):
         assert model.actuator_biasprm[i, 2] < 0.0  # some velocity damping (kv)
 
 
+def sole_points(model, data, side) -> np.ndarray:
+    """World positions of the vertices of one foot's sole geoms (convex meshes)."""
+    body = model.body(f"ankle_pitch_{side}").id
+    pts = []
+    for g in range(model.ngeom):
+        if model.geom_bodyid[g] == body and model.geom_conaffinity[g]:
+            assert model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH
+            m = model.geom_dataid[g]
+            verts = model.mesh_vert[model.mesh_vertadr[m]:model.mesh_vertadr[m] + model.mesh_vertnum[m]]
+            pts.append(verts @ data.geom_xmat[g].reshape(3, 3).T + data.geom_xpos[g])
+    return np.concatenate(pts)
+
+
 def test_home_keyframe_and_foot_geometry(model):
+    # the sole profile itself is checked in test_qmini_sole.py
     data = home_data(model, 0.45, DEFAULT_POSE)
     base_z = data.qpos[2]
-    soles = []
-    for name in ("foot_l", "foot_r"):
-        g = model.geom(name).id
-        rot = data.geom_xmat[g].reshape(3, 3)
-        # sole horizontal in the default pose
-        assert abs(rot[2, 2]) > 0.9999
-        sole_z = data.geom_xpos[g][2] - model.geom_size[g][2]
-        assert base_z - sole_z == pytest.approx(0.434, abs=0.005)
-        soles.append(data.geom_xpos[g])
-    # feet are apart (left foot on +y), no overlap of the 6 cm wide soles
-    assert soles[0][1] - soles[1][1] > 0.06 + 0.02
+    left, right = sole_points(model, data, "l"), sole_points(model, data, "r")
+    for pts in (left, right):
+        assert base_z - pts[:, 2].min() == pytest.approx(0.434, abs=0.005)
+    # feet are apart (left foot on +y), the 27 mm strips well clear of each other
+    assert left[:, 1].min() - right[:, 1].max() > 0.15
     assert data.ncon == 0  # spawned just above the floor, no self-contacts
 
 
 def test_only_selected_geoms_collide(model):
     colliding = {model.geom(i).name for i in range(model.ngeom)
                  if model.geom_contype[i] or model.geom_conaffinity[i]}
-    assert colliding == {"floor", "foot_l", "foot_r", "shank_l", "shank_r", "base_collision"}
+    feet = {f"foot_{s}{part}" for s in "lr" for part in ("_heel", "", "_toe", "_tip")}
+    assert colliding == {"floor", "shank_l", "shank_r", "base_collision"} | feet
     for name in colliding - {"floor"}:
         g = model.geom(name).id
         assert model.geom_contype[g] == 0  # no self-collision
@@ -115,6 +124,39 @@ def config_model(dt: float) -> mujoco.MjModel:
     return load_mj_model(load_config("qmini", [f"sim.dt={dt}"]))
 
 
+@pytest.mark.parametrize("source", ["mjcf", "config"])
+@pytest.mark.parametrize("dt", [0.005, 0.002])
+def test_soles_carry_the_robot_after_landing(model, dt, source):
+    """Dropped from the home keyframe under the PD: 0.25 s later the soles alone carry its weight."""
+    if source == "config":
+        model = config_model(dt)
+    else:
+        model.opt.timestep = dt
+    try:
+        data = mujoco.MjData(model)
+        mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
+        for _ in range(int(round(0.25 / dt))):
+            data.ctrl[:] = DEFAULT_POSE
+            mujoco.mj_step(model, data)
+        assert projected_gravity(data)[2] < -0.95
+        weight = model.body_mass.sum() * -model.opt.gravity[2]
+        feet = [sensor(model, data, n) for n in FOOT_SENSORS]
+        assert all(f > 0 for f in feet), feet
+        assert sum(feet) == pytest.approx(weight, rel=0.10)
+        for name in ("base_touch", "knee_l_touch", "knee_r_touch"):
+            assert sensor(model, data, name) == 0.0
+    finally:
+        model.opt.timestep = 0.005
+
+
+# Measured rocker soles (issue #11): the default pose puts the whole-body COM 1.9 cm ahead of the
+# ankles, 1 mm inside the front end of the soles' flat part (x <= 0.02 m); the PD's joint sag
+# under load moves it past that edge and the robot tips forward within ~1 s (with the old
+# 0.174 m box soles it stood leaning 9 deg forward on their front edge, 4.1 cm ahead of the ankle).
+# Standing still now needs an active policy; strict, so this flags when a pose or gain change
+# makes the PD alone stand again.
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="PD alone tips forward on the measured rocker soles at the default pose")
 @pytest.mark.parametrize("source", ["mjcf", "config"])
 @pytest.mark.parametrize("dt", [0.005, 0.002])
 def test_stands_in_default_pose(model, dt, source):
