@@ -13,7 +13,7 @@ After the last entry ends, its command is held.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,12 @@ FORMAT = "expected 'vx,vy,yaw@seconds;vx,vy,yaw@seconds;...' or a YAML file"
 @dataclass(frozen=True)
 class Schedule:
     commands: np.ndarray  # (K, 3) vx m/s, vy m/s, yaw rate rad/s
-    starts: np.ndarray  # (K,) s, when each command begins (starts[0] = 0)
+    durations: np.ndarray  # (K,) s; the last may be inf (held open-ended)
+
+    starts: np.ndarray = field(init=False)  # (K,) s, when each command begins (starts[0] = 0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "starts", np.concatenate([[0.0], np.cumsum(self.durations[:-1])]))
 
     def index(self, t: float) -> int:
         """The segment in force at time t (s); the last one holds after the end."""
@@ -38,20 +43,15 @@ class Schedule:
         return self.commands[self.index(t)]
 
     def __str__(self) -> str:
-        ends = list(self.starts[1:]) + [math.inf]
         parts = []
-        for cmd, start, end in zip(self.commands, self.starts, ends):
+        for cmd, duration in zip(self.commands, self.durations):
             text = ",".join(f"{v:g}" for v in cmd)
-            parts.append(text if math.isinf(end) else f"{text}@{end - start:g}")
+            parts.append(text if math.isinf(duration) else f"{text}@{duration:g}")
         return ";".join(parts)
 
 
 def _segments_to_schedule(items: list[tuple[tuple[float, float, float], float]]) -> Schedule:
-    starts, t = [], 0.0
-    for _, duration in items:
-        starts.append(t)
-        t += duration
-    return Schedule(np.array([c for c, _ in items], dtype=np.float64), np.array(starts))
+    return Schedule(np.array([c for c, _ in items], dtype=np.float64), np.array([d for _, d in items]))
 
 
 def _number(text: Any, what: str) -> float:
@@ -142,4 +142,4 @@ def random_schedule(rng: np.random.Generator, ranges: np.ndarray, zero_threshold
     cmds = rng.uniform(ranges[:, 0], ranges[:, 1], size=(count, 3))
     cmds[np.linalg.norm(cmds[:, :2], axis=1) < zero_threshold, :2] = 0.0
     cmds[np.abs(cmds[:, 2]) < zero_threshold, 2] = 0.0
-    return Schedule(cmds, np.arange(count) * float(every))
+    return Schedule(cmds, np.full(count, float(every)))

@@ -96,20 +96,25 @@ class GaitClock:
         return np.stack([np.sin(angle), np.cos(angle), np.full_like(angle, self.frequency)], axis=1)
 
 
+def check_terms(spec: PolicySpec) -> None:
+    """Every term of policy.yaml is one this module builds, with the size it has."""
+    sizes = term_sizes(spec.num_actions)
+    for term in spec.terms:
+        if term.name not in TERMS:
+            raise DeployError(f"policy.yaml has observation term '{term.name}', which this program cannot build; "
+                              f"known terms: {', '.join(TERMS)}")
+        if term.size != sizes[term.name]:
+            raise DeployError(f"policy.yaml has observation term '{term.name}' of size {term.size}, expected "
+                              f"{sizes[term.name]}")
+        if term.name == "gait_clock" and (spec.gait is None or not spec.gait.get("frequency_range")):
+            raise DeployError("policy.yaml observes gait_clock but has no gait.frequency_range")
+
+
 class ObservationBuilder:
     """Frames and history for B robots; rejects term names it does not know (one line)."""
 
     def __init__(self, spec: PolicySpec, num: int):
-        sizes = term_sizes(spec.num_actions)
-        for term in spec.terms:
-            if term.name not in TERMS:
-                raise DeployError(f"policy.yaml has observation term '{term.name}', which this program cannot build; "
-                                  f"known terms: {', '.join(TERMS)}")
-            if term.size != sizes[term.name]:
-                raise DeployError(f"policy.yaml has observation term '{term.name}' of size {term.size}, expected "
-                                  f"{sizes[term.name]}")
-            if term.name == "gait_clock" and spec.gait is None:
-                raise DeployError("policy.yaml observes gait_clock but has no gait section")
+        check_terms(spec)
         self.spec = spec
         self.history = np.zeros((num, spec.history_length, spec.frame_size))
 

@@ -29,6 +29,7 @@ from typing import Any  # noqa: E402
 from deploy.commands import parse_schedule  # noqa: E402
 from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults  # noqa: E402
 from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episodes  # noqa: E402
+from deploy.observation import check_terms  # noqa: E402
 from deploy.perturb import VARIANTS, Variant, parse_variants, variant_model  # noqa: E402
 from deploy.policy_io import DeployError, OnnxPolicy, PolicySpec, load_policy  # noqa: E402
 from deploy.report import episode_table, suite_table, verdict, write_json  # noqa: E402
@@ -183,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         _check_output(args.out, "--out")
         _check_output(args.video, "--video")
         spec, policy = load_policy(args.export)
+        check_terms(spec)
         robot = build_robot(args.model, spec)
         opts, notes = build_options(args, spec, robot)
         variants = parse_variants(args.variants) if args.suite else [VARIANTS["nominal"]]
