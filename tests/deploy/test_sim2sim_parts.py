@@ -1,0 +1,121 @@
+"""The pieces of deploy against the training code they mirror (tests may import both; deploy may not)."""
+
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+
+from deploy.commands import parse_schedule, random_schedule
+from deploy.episodes import EpisodePlan, RunOptions, run_episodes
+from deploy.observation import ObservationBuilder, RobotState, quat_rotate_inverse
+from deploy.policy_io import DeployError, read_policy_yaml
+from deploy.robot_model import build_robot
+from tests.deploy.conftest import GO2_MODEL
+
+
+def test_quat_rotate_inverse_matches_mujoco():
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(5, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    v = rng.normal(size=(5, 3))
+    for qi, vi, got in zip(q, v, quat_rotate_inverse(q, v)):
+        conj, want = np.array([qi[0], -qi[1], -qi[2], -qi[3]]), np.zeros(3)
+        mujoco.mju_rotVecQuat(want, vi, conj)
+        np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+@pytest.mark.parametrize("text", ["0.5,0,0@5;0,0,1@5", "0.3,0,0", "0.2,0.1,-0.5@1.5;0,0,0@2;", "1,0,0@2;0,0,0"])
+def test_schedule_parser_agrees_with_play(text):
+    from env.utils.command_schedule import CommandSchedule
+
+    ours, theirs = parse_schedule(text), CommandSchedule.parse(text)
+    assert str(ours) == str(theirs)
+    for t in np.arange(0.0, 12.0, 0.25):
+        np.testing.assert_allclose(ours.at(float(t)), theirs.at(float(t)))
+
+
+@pytest.mark.parametrize("text", ["", "1,2@3", "1,2,x@1", "1,0,0;0,0,0@1", "1,0,0@-1", "nan,0,0@1", "a.yaml"])
+def test_schedule_parser_rejects(text):
+    with pytest.raises(DeployError):
+        parse_schedule(text)
+
+
+def test_random_schedule_zero_threshold():
+    ranges = np.array([[-1.0, 1.0], [-0.5, 0.5], [-1.0, 1.0]])
+    s = random_schedule(np.random.default_rng(0), ranges, 0.2, 20.0, 5.0)
+    assert len(s.commands) == 4 and list(s.starts) == [0, 5, 10, 15]
+    planar = np.linalg.norm(s.commands[:, :2], axis=1)
+    assert ((planar == 0) | (planar >= 0.2)).all() and ((s.commands[:, 2] == 0) | (abs(s.commands[:, 2]) >= 0.2)).all()
+
+
+def test_observation_matches_the_training_env(experiments, go2_export):
+    """Our frame of the env's own state equals the env's observation, term by term."""
+    from config import load_saved_config
+    from env.gym_env_wrapper import make_env
+
+    cfg = load_saved_config(experiments / "walk" / "model" / "cfg.yaml")
+    cfg.env.num_envs = 3
+    cfg.noise.add_noise = False
+    env = make_env(cfg, "cpu")
+    obs, _ = env.reset()
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(10):
+        obs, *_ = env.step(torch.randn(3, env.num_actions, generator=gen) * 0.5)
+    spec = read_policy_yaml(go2_export)
+    robot = build_robot(GO2_MODEL, spec)
+    qpos, qvel = env.robot.sim.qpos.numpy().astype(np.float64), env.robot.sim.qvel.numpy().astype(np.float64)
+    state = RobotState(base_quat=qpos[:, 3:7], base_ang_vel=qvel[:, 3:6], dof_pos=qpos[:, robot.qpos_idx],
+                       dof_vel=qvel[:, robot.qvel_idx], commands=env.task.commands.numpy().astype(np.float64),
+                       last_action=env.robot.actions.numpy().astype(np.float64), gait_clock=np.zeros((3, 3)))
+    builder = ObservationBuilder(spec, 3)
+    builder.reset(np.arange(3), state)
+    np.testing.assert_allclose(builder.observe(state), obs.numpy(), atol=2e-5)
+
+
+def test_spawn_height_and_feet(go2_export):
+    robot = build_robot(GO2_MODEL, read_policy_yaml(go2_export))
+    assert robot.keyframe_height == pytest.approx(0.29)
+    # the MJCF's comment: at 0.29 the soles are 1.6 mm above the floor; computed: 1.5 mm
+    assert robot.computed_height == pytest.approx(0.29 - 0.0001, abs=5e-4)
+    assert [robot.geom_name(g) for g in robot.foot_geoms] == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+
+
+class ConstantPolicy:
+    def __init__(self, value: float, num_actions: int):
+        self.value, self.num_actions = value, num_actions
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        return np.full((len(obs), self.num_actions), self.value, dtype=np.float32)
+
+
+def test_latency_applies_targets_late(go2_export):
+    spec = read_policy_yaml(go2_export)
+    robot = build_robot(GO2_MODEL, spec)
+    opts = RunOptions(episodes=1, duration=0.1, seed=0, spawn_height=0.29, fall_tilt=1.0, fall_height=0.0,
+                      schedule=parse_schedule("0,0,0"), latency=2)
+    ctrl = []
+    run_episodes(robot, robot.model, spec, ConstantPolicy(1.0, spec.num_actions), opts,
+                 [EpisodePlan(0.0, opts.schedule, np.zeros((0, 2)))], frame_sink=lambda d: ctrl.append(d.ctrl.copy()))
+    target = np.clip(spec.default_joint_pos + spec.action_scale, spec.joint_pos_limits[:, 0],
+                     spec.joint_pos_limits[:, 1])
+    assert len(ctrl) == 5
+    for k, c in enumerate(ctrl):
+        np.testing.assert_allclose(c, spec.default_joint_pos if k < 2 else target)
+
+
+def test_pushes_change_base_velocity(go2_export):
+    """A kick is a velocity impulse: with zero actions the base starts moving right after it."""
+    spec = read_policy_yaml(go2_export)
+    robot = build_robot(GO2_MODEL, spec)
+    opts = RunOptions(episodes=1, duration=0.6, seed=0, spawn_height=0.29, fall_tilt=math.pi, fall_height=0.0,
+                      schedule=parse_schedule("0,0,0"), push=True, push_vel=1.0, push_interval=0.5)
+    vel = []
+    run_episodes(robot, robot.model, spec, ConstantPolicy(0.0, spec.num_actions), opts,
+                 [EpisodePlan(0.0, opts.schedule, np.array([[0.8, -0.6]]))],
+                 frame_sink=lambda d: vel.append(d.qvel[0:2].copy()))
+    before, after = vel[23], vel[24]  # the kick lands after step 25 (0.5 s / 0.02 s)
+    np.testing.assert_allclose(after - before, [0.8, -0.6], atol=0.05)
