@@ -77,8 +77,9 @@ CASES: list[Case] = [
     Case("'..' with --overwrite", "train", TINY + ["--name", "..", "--overwrite"], [NAME_RULE]),
     Case("name climbing out", "train", TINY + ["--name", "../../outside/x"], [NAME_RULE]),
     Case("absolute name", "train", TINY + ["--name", "/tmp/abs_experiment"], [NAME_RULE]),
-    Case("play: name climbing out", "play", ["--name", "../good", "--eval", "2"], [NAME_RULE]),
-    Case("play: absolute name", "play", ["--name", "/tmp/abs_experiment", "--eval", "2"], [NAME_RULE]),
+    # a path is read as a (read-only) policy folder; these hold none
+    Case("play: name climbing out", "play", ["--name", "../good", "--eval", "2"], ["is not a policy folder"]),
+    Case("play: absolute name", "play", ["--name", "/tmp/abs_experiment", "--eval", "2"], ["is not a policy folder"]),
     Case("--overwrite of a folder that is no experiment", "train", TINY + ["--name", "notes", "--overwrite"],
          ["not an experiment folder (a folder without model/ or log/)"]),
     Case("a name taken by a file", "train", TINY + ["--name", "readme.txt"], ["already exists"]),

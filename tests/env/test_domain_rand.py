@@ -107,14 +107,17 @@ def test_reset_redraws_only_the_reset_envs_and_their_model_fields(qmini_cfg):
     assert damping_changed[[2, 5]].all() and not damping_changed[[0, 1, 3, 4]].any()
 
 
-@pytest.mark.parametrize("name", ["go2", "qmini"])
-def test_randomised_walking_configs_still_stand(name):
+# Go2 stands under its PD for 60 policy steps (1.2 s); Qmini on its true rocker soles lands on them and
+# then tips forward at about 0.8 s with zero actions (its centre of mass is at the front edge of the flat
+# part of the sole: balancing is the policy's job), so it is checked over the landing, 12 steps (0.54 s).
+@pytest.mark.parametrize("name,steps", [("go2", 60), ("qmini", 12)])
+def test_randomised_walking_configs_land_and_stay_finite(name, steps):
     from config import load_config
     cfg = load_config(name, ["env.num_envs=16", "sim.nthread=2", "domain_rand.push_robots=false"])
     env = make_env(cfg)
     env.reset()
     falls = diverged = 0
-    for _ in range(60):
+    for _ in range(steps):
         *_, done, info, _ = env.step(torch.zeros(16, env.num_actions))
         falls += int((done & ~info["time_outs"]).sum())
         diverged += info["diverged"]
