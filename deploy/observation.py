@@ -80,9 +80,9 @@ def term_sizes(num_actions: int) -> dict[str, int]:
 class GaitClock:
     """The stepping clock of a policy trained with commands.gait_phase (policy.yaml's gait section)."""
 
-    def __init__(self, num: int, frequency: float, dt: float):
+    def __init__(self, num: int, frequency: float | np.ndarray, dt: float):
         self.phase = np.zeros(num)
-        self.frequency = float(frequency)  # Hz
+        self.frequency = np.broadcast_to(np.asarray(frequency, dtype=np.float64), (num,)).copy()  # Hz
         self.dt = float(dt)
 
     def reset(self, rows: np.ndarray) -> None:
@@ -93,7 +93,7 @@ class GaitClock:
 
     def observation(self) -> np.ndarray:
         angle = 2.0 * math.pi * self.phase
-        return np.stack([np.sin(angle), np.cos(angle), np.full_like(angle, self.frequency)], axis=1)
+        return np.stack([np.sin(angle), np.cos(angle), self.frequency], axis=1)
 
 
 def check_terms(spec: PolicySpec) -> None:
