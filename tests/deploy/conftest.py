@@ -1,4 +1,4 @@
-"""Shared fixtures: the committed Go2 test policy, exported into a temporary experiments folder."""
+"""Shared fixtures: the committed Go2 test policy and a 1-iteration Qmini run, exported into temporary folders."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 GO2_MODEL = ROOT / "assets" / "go2" / "go2.xml"
+QMINI_MODEL = ROOT / "assets" / "qmini" / "qmini.xml"
 FIXTURE = ROOT / "tests" / "data" / "go2_walk"
 
 
@@ -37,3 +38,15 @@ def experiments(tmp_path_factory) -> Path:
 def go2_export(experiments) -> Path:
     """The folder with policy.yaml and policy.onnx."""
     return experiments / "walk" / "export"
+
+
+@pytest.fixture(scope="session")
+def qmini_experiment(tmp_path_factory) -> Path:
+    """A Qmini run of one training iteration (an untrained policy with history and gait clock), exported."""
+    root = tmp_path_factory.mktemp("experiments_qmini")
+    env = dict(os.environ, LEGGED_EXPERIMENTS_DIR=str(root))
+    for cmd in (["train.py", "--config", "qmini", "--name", "q", "--max_iterations", "1", "--num_envs", "8"],
+                ["play.py", "--name", "q", "--export"]):
+        proc = subprocess.run([sys.executable, *cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    return root / "q"

@@ -11,10 +11,10 @@ import torch
 
 from deploy.commands import parse_schedule, random_schedule
 from deploy.episodes import EpisodePlan, RunOptions, run_episodes
-from deploy.observation import ObservationBuilder, RobotState, quat_rotate_inverse
+from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
 from deploy.policy_io import DeployError, read_policy_yaml
 from deploy.robot_model import build_robot
-from tests.deploy.conftest import GO2_MODEL
+from tests.deploy.conftest import GO2_MODEL, QMINI_MODEL
 
 
 def test_quat_rotate_inverse_matches_mujoco():
@@ -52,28 +52,51 @@ def test_random_schedule_zero_threshold():
     assert ((planar == 0) | (planar >= 0.2)).all() and ((s.commands[:, 2] == 0) | (abs(s.commands[:, 2]) >= 0.2)).all()
 
 
-def test_observation_matches_the_training_env(experiments, go2_export):
-    """Our frame of the env's own state equals the env's observation, term by term."""
+def _env_state(env, robot, gait_clock: np.ndarray) -> RobotState:
+    """Our RobotState of the training env's own simulation state (float64, as a robot program would hold it)."""
+    qpos, qvel = env.robot.sim.qpos.numpy().astype(np.float64), env.robot.sim.qvel.numpy().astype(np.float64)
+    fq, fv = robot.free_qpos, robot.free_qvel
+    return RobotState(base_quat=qpos[:, fq + 3:fq + 7], base_ang_vel=qvel[:, fv + 3:fv + 6],
+                      dof_pos=qpos[:, robot.qpos_idx], dof_vel=qvel[:, robot.qvel_idx],
+                      commands=env.task.commands.numpy().astype(np.float64),
+                      last_action=env.robot.actions.numpy().astype(np.float64), gait_clock=gait_clock)
+
+
+def check_observation_parity(experiment, export, model_path, steps: int = 12) -> None:
+    """Step the training env; our observation of its state, history and gait clock included, equals its own."""
     from config import load_saved_config
     from env.gym_env_wrapper import make_env
 
-    cfg = load_saved_config(experiments / "walk" / "model" / "cfg.yaml")
+    cfg = load_saved_config(experiment / "model" / "cfg.yaml")
     cfg.env.num_envs = 3
     cfg.noise.add_noise = False
     env = make_env(cfg, "cpu")
+    spec = read_policy_yaml(export)
+    robot = build_robot(model_path, spec)
     obs, _ = env.reset()
-    gen = torch.Generator().manual_seed(0)
-    for _ in range(10):
-        obs, *_ = env.step(torch.randn(3, env.num_actions, generator=gen) * 0.5)
-    spec = read_policy_yaml(go2_export)
-    robot = build_robot(GO2_MODEL, spec)
-    qpos, qvel = env.robot.sim.qpos.numpy().astype(np.float64), env.robot.sim.qvel.numpy().astype(np.float64)
-    state = RobotState(base_quat=qpos[:, 3:7], base_ang_vel=qvel[:, 3:6], dof_pos=qpos[:, robot.qpos_idx],
-                       dof_vel=qvel[:, robot.qvel_idx], commands=env.task.commands.numpy().astype(np.float64),
-                       last_action=env.robot.actions.numpy().astype(np.float64), gait_clock=np.zeros((3, 3)))
+    gait = env.task.gait
+    clock = GaitClock(3, gait.frequency.numpy() if gait is not None else 0.0, spec.control_dt)
     builder = ObservationBuilder(spec, 3)
-    builder.reset(np.arange(3), state)
-    np.testing.assert_allclose(builder.observe(state), obs.numpy(), atol=2e-5)
+    builder.reset(np.arange(3), _env_state(env, robot, clock.observation()))
+    np.testing.assert_allclose(builder.observe(_env_state(env, robot, clock.observation())), obs.numpy(), atol=2e-5)
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(steps):
+        obs, _, _, done, _, _ = env.step(torch.randn(3, env.num_actions, generator=gen) * 0.5)
+        assert not done.any()
+        clock.advance()
+        ours = builder.observe(_env_state(env, robot, clock.observation()))
+        np.testing.assert_allclose(ours, obs.numpy(), atol=2e-5)
+
+
+def test_observation_matches_the_training_env_go2(experiments, go2_export):
+    check_observation_parity(experiments / "walk", go2_export, GO2_MODEL)
+
+
+def test_observation_matches_the_training_env_qmini(qmini_experiment):
+    """Qmini's policy observes a 3-frame history and the gait clock."""
+    spec = read_policy_yaml(qmini_experiment / "export")
+    assert spec.history_length == 3 and spec.terms[-1].name == "gait_clock"
+    check_observation_parity(qmini_experiment, qmini_experiment / "export", QMINI_MODEL)
 
 
 def test_spawn_height_and_feet(go2_export):
