@@ -103,14 +103,16 @@ def resolve_export_dir(path: str | Path) -> Path:
     raise DeployError(f"no {YAML_NAME} in {folder} or {folder / 'export'}; export with play.py --name RUN --export")
 
 
-def _floats(meta: dict, key: str, n: int, where: Path) -> np.ndarray:
+def _floats(meta: dict, key: str, n: int, where: Path, none_is_inf: bool = False) -> np.ndarray:
     value = meta.get(key)
     if not isinstance(value, list) or len(value) != n:
         raise DeployError(f"{where}: {key} must be a list of {n} numbers, got {_short(value)}")
     try:
-        out = np.array([np.inf if v is None else float(v) for v in value], dtype=np.float64)
+        out = np.array([np.inf if v is None and none_is_inf else float(v) for v in value], dtype=np.float64)
     except (TypeError, ValueError):
         raise DeployError(f"{where}: {key} must hold numbers, got {_short(value)}") from None
+    if np.isnan(out).any() or (np.isinf(out) & ~np.array([v is None for v in value])).any():
+        raise DeployError(f"{where}: {key} must hold finite numbers, got {_short(value)}")
     return out
 
 
@@ -123,6 +125,16 @@ def _number(meta: dict, key: str, where: Path, positive: bool = True) -> float:
 
 
 def read_policy_yaml(folder: Path) -> PolicySpec:
+    """policy.yaml of `folder`, checked; anything malformed is a one-line DeployError."""
+    try:
+        return _read_policy_yaml(folder)
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        if isinstance(err, DeployError):
+            raise
+        raise DeployError(f"{folder / YAML_NAME} is malformed: {' '.join(str(err).split())[:160]}") from None
+
+
+def _read_policy_yaml(folder: Path) -> PolicySpec:
     where = folder / YAML_NAME
     try:
         meta = yaml.safe_load(where.read_text())
@@ -186,7 +198,7 @@ def read_policy_yaml(folder: Path) -> PolicySpec:
         joint_pos_limits=np.array(limits, dtype=np.float64),
         action_scale=_number(meta, "action_scale", where), clip_actions=_number(meta, "clip_actions", where),
         kp=_floats(meta, "kp", nu, where), kd=_floats(meta, "kd", nu, where),
-        torque_limits=_floats(meta, "torque_limits", nu, where),
+        torque_limits=_floats(meta, "torque_limits", nu, where, none_is_inf=True),
         control_dt=control_dt, sim_dt=sim_dt, decimation=decimation,
         history_length=history, frame_size=start, obs_clip=_number(obs, "clip", where), terms=terms,
         command_ranges=ranges, zero_threshold=float(cmd.get("zero_threshold", 0.0) or 0.0),

@@ -66,6 +66,13 @@ def test_bad_policy_yaml(capsys, broken_export, tmp_path):
     meta["observation"]["terms"][1]["name"] = "base_lin_vel"
     (broken_export / "policy.yaml").write_text(yaml.safe_dump(meta))
     _fails(capsys, ["--export", str(broken_export), "--model", str(GO2_MODEL)], "observation term 'base_lin_vel'")
+    meta["observation"]["terms"][1]["name"] = "projected_gravity"
+    meta["kp"] = [None] * len(meta["kp"])
+    (broken_export / "policy.yaml").write_text(yaml.safe_dump(meta))
+    _fails(capsys, ["--export", str(broken_export), "--model", str(GO2_MODEL)], "kp must hold numbers")
+    meta["observation"]["history_length"] = "three"
+    (broken_export / "policy.yaml").write_text(yaml.safe_dump(meta))
+    _fails(capsys, ["--export", str(broken_export), "--model", str(GO2_MODEL)], "malformed")
     meta["format"] = "something/2"
     (broken_export / "policy.yaml").write_text(yaml.safe_dump(meta))
     _fails(capsys, ["--export", str(broken_export), "--model", str(GO2_MODEL)], "format")
