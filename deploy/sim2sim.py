@@ -106,7 +106,7 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
                    help="suite PASS limit on the steady-state linear velocity RMSE (default 0.2)")
     p.add_argument("--jobs", type=_count, default=1, help="suite variants run in parallel processes (default 1)")
     p.add_argument("--out", default=None, metavar="FILE.json", help="write the results as JSON")
-    p.add_argument("--video", default=None, metavar="OUT.mp4", help="record the first episode (nominal model)")
+    p.add_argument("--video", default=None, metavar="OUT.mp4", help="record the first episode of the first model run (mp4; needs imageio, imageio-ffmpeg)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     if args.variants is not None:
@@ -224,11 +224,13 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"  {v.name}: {s['falls']}/{s['episodes']} falls, steady lin err "
                           f"{s['lin_vel_rmse_steady'] if s['lin_vel_rmse_steady'] is not None else float('nan'):.3f}"
                           f" m/s ({results[v.name]['wall_s']:.1f} s)", flush=True)
-    except KeyboardInterrupt:
+    except BaseException as err:
         if recorder is not None:
-            recorder.abort()
-        print("interrupted", file=sys.stderr)
-        return 130
+            recorder.abort()  # no half-written video
+        if isinstance(err, KeyboardInterrupt):
+            print("interrupted", file=sys.stderr)
+            return 130
+        raise
     wall = time.perf_counter() - start
 
     if args.suite:
