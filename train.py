@@ -6,7 +6,12 @@ deleted under experiments/. A mistake therefore costs one line (exit status 2)
 and leaves the disk as it was.
 
 Exit status: 0 trained (or stopped by Ctrl-C/SIGTERM after saving), 1 training
-failed (halted on non-finite values, or the last checkpoint write failed), 2 bad input.
+failed (halted on non-finite values, the last checkpoint write failed, or a rank
+failed), 2 bad input.
+
+Under torchrun (WORLD_SIZE > 1) every rank runs this script: each simulates
+`env.num_envs` envs of its own (seed + rank), rank 0 alone writes, and
+`rl.distributed` keeps the ranks one data-parallel job.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import sys
 from config import ConfigError, apply_overrides, available_configs, load_config, load_saved_config
 from env.gym_env_wrapper import make_env
 from env.utils.args import cli_overrides, get_args
+from rl.distributed import Sync, lost_a_peer, setup as setup_distributed
 from rl.runner import OnPolicyRunner, TrainingHalted
 from rl.seed import set_seed
 from utils.checkpoint import CheckpointError, read_checkpoint
@@ -43,8 +49,8 @@ def resolve_config(args, source: Experiment | None) -> Cfg:
     return load_config(args.config, overrides)
 
 
-def build(args) -> tuple[Experiment, Cfg, OnPolicyRunner]:
-    """Check everything and build env and runner; only then prepare the experiment folder."""
+def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
+    """Check everything and build env and runner; only then prepare the experiment folder (rank 0)."""
     experiment = Experiment(args.name)
     source = open_experiment(args.resume) if args.resume is not None else None  # a name or a policy folder
     if args.checkpoint is not None and source is None:
@@ -61,43 +67,76 @@ def build(args) -> tuple[Experiment, Cfg, OnPolicyRunner]:
     if ckpt_path is not None:
         ckpt = read_checkpoint(ckpt_path, cfg.runner.device, source, flag_prefix=f"--resume {source.name} ")
 
-    set_seed(cfg.runner.seed)
+    set_seed(cfg.runner.seed + sync.rank)  # each rank its own envs
     env = make_env(cfg, cfg.runner.device)
-    runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device=cfg.runner.device,
-                            model_dir=experiment.model_dir, cfg_dict=cfg.to_dict(), run_name=args.name)
+    main = sync.is_main  # only rank 0 writes and prints
+    runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir) if main else None, device=cfg.runner.device,
+                            model_dir=experiment.model_dir if main else None, cfg_dict=cfg.to_dict(),
+                            run_name=args.name, verbose=main, sync=sync)
     if ckpt is not None:
         runner.load_state(ckpt, ckpt_path)
+        if sync.distributed:  # the checkpoint holds one RNG state; ranks must not draw the same episodes
+            set_seed(cfg.runner.seed + sync.rank + 1_000_003 * runner.current_iteration)
 
+    if main:
+        prepare_folder(experiment, in_place, args.overwrite)
+    return experiment, cfg, runner
+
+
+def prepare_folder(experiment: Experiment, in_place: bool, overwrite: bool) -> None:
+    """A resumed run's folder is cleaned of killed writes' temp files; a new run's is made (or replaced)."""
     if in_place:
         for path in experiment.remove_stale_temp_files():
             print(f"note: removed {path.name}, left in {path.parent} by an interrupted write", file=sys.stderr)
         experiment.log_dir.mkdir(parents=True, exist_ok=True)
     else:
-        experiment.prepare_new(args.overwrite)
-    return experiment, cfg, runner
+        experiment.prepare_new(overwrite)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = get_args(argv)
     try:
-        experiment, cfg, runner = build(args)
-        atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
+        sync = setup_distributed(args.dist_backend, args.device or "cpu")
+    except (ValueError, RuntimeError) as err:
+        print(f"error: cannot join the torchrun job: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    try:
+        return train(args, sync)
+    finally:
+        sync.close()
+
+
+def train(args, sync: Sync) -> int:
+    try:
+        experiment, cfg, runner = build(args, sync)
+        if sync.is_main:
+            atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
     except INPUT_ERRORS as err:
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        if sync.is_main:  # every rank sees the same arguments: one line, not one per rank
+            print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
     except OSError as err:
         print(f"error: cannot write the experiment folder: {err}", file=sys.stderr)
         return 1
 
     env, start = runner.env, runner.current_iteration
-    print(f"{args.name}: training '{getattr(cfg, 'name', args.config)}' with {env.num_envs} envs on "
-          f"{cfg.sim.backend} ({cfg.runner.device}); obs {env.num_obs}, critic obs {env.num_critic_obs}, "
-          f"actions {env.num_actions}; iterations {start + 1}..{start + cfg.runner.max_iterations}; "
-          f"writing {experiment.dir}", flush=True)
+    ranks = f"{sync.world_size} ranks x {env.num_envs} = {env.num_envs * sync.world_size} envs ({sync.backend})" \
+        if sync.distributed else f"{env.num_envs} envs"
+    runner.log.print(f"{args.name}: training '{getattr(cfg, 'name', args.config)}' with {ranks} on "
+                     f"{cfg.sim.backend} ({cfg.runner.device}); obs {env.num_obs}, critic obs {env.num_critic_obs}, "
+                     f"actions {env.num_actions}; iterations {start + 1}..{start + cfg.runner.max_iterations}; "
+                     f"writing {experiment.dir}")
     try:
         runner.learn(cfg.runner.max_iterations)
     except TrainingHalted as err:
         print(f"error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # noqa: BLE001
+        if not sync.distributed:
+            raise
+        # one line from the rank that failed; a rank that only lost its peers stays quiet (torchrun names the first)
+        if not lost_a_peer(err):
+            print(f"error: rank {sync.rank}: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
         return 1
     finally:
         runner.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Mapping
+from typing import Callable, Mapping
 
 import torch
 
@@ -56,24 +56,40 @@ class EpisodeStats:
             self._term_sums[name] += torch.where(valid, value, torch.zeros_like(value))
             self._term_counts[name] += valid.float()
 
-    def means(self) -> dict[str, float]:
-        """Mean return, task return and length over the window (empty before the first finished episode)."""
-        if not self.returns:
-            return {}
-        n = len(self.returns)
-        return {
-            "mean_reward": sum(self.returns) / n,
-            "mean_task_reward": sum(self.task_returns) / n,
-            "mean_episode_length": sum(self.lengths) / n,
-        }
+    def means(self, reduce: Callable[[torch.Tensor], torch.Tensor] | None = None) -> dict[str, float]:
+        """Mean return, task return and length over the window (empty before the first finished episode).
 
-    def pop_terms(self) -> dict[str, float]:
-        """Mean of each ``info["episode"]`` term since the last call, then reset the accumulators."""
+        `reduce` (an in-place sum over processes) pools the windows of every process.
+        """
+        totals = torch.tensor([sum(self.returns), sum(self.task_returns), sum(self.lengths), len(self.returns)],
+                              dtype=torch.float64)
+        if reduce is not None:
+            totals = reduce(totals)
+        n = float(totals[3])
+        if n == 0:
+            return {}
+        return {"mean_reward": float(totals[0]) / n, "mean_task_reward": float(totals[1]) / n,
+                "mean_episode_length": float(totals[2]) / n}
+
+    def pop_terms(self, reduce: Callable[[torch.Tensor], torch.Tensor] | None = None,
+                  names: list[str] | None = None) -> dict[str, float]:
+        """Mean of each ``info["episode"]`` term since the last call, then reset the accumulators.
+
+        With `reduce` (an in-place sum over processes), `names` must be the same on every
+        process (`Sync.union` of the terms each has seen): a term one has not seen counts 0 times.
+        """
+        names = sorted(self._term_sums) if names is None else names
         out = {}
-        for name, total in self._term_sums.items():
-            count = float(self._term_counts[name])
-            if count > 0:
-                out[name] = float(total) / count
+        if names:
+            zero = torch.zeros((), device=self.device)
+            totals = torch.stack([torch.stack([self._term_sums.get(k, zero) for k in names]),
+                                  torch.stack([self._term_counts.get(k, zero) for k in names])]).double().cpu()
+            if reduce is not None:
+                totals = reduce(totals)
+            out = {k: float(totals[0, i] / totals[1, i]) for i, k in enumerate(names) if totals[1, i] > 0}
         self._term_sums.clear()
         self._term_counts.clear()
         return out
+
+    def term_names(self) -> list[str]:
+        return sorted(self._term_sums)

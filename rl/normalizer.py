@@ -11,7 +11,7 @@ during rollouts (and a no-op in eval mode).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -58,11 +58,15 @@ class EmpiricalNormalizer(nn.Module):
         return y * (self.var.sqrt() + self.eps) + self.mean
 
     @torch.no_grad()
-    def update(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> None:
+    def update(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+               reduce: Callable[[torch.Tensor], torch.Tensor] | None = None) -> None:
         """Merge a batch (..., *shape) into the statistics; ignored in eval mode.
 
         `mask` (one bool per sample) keeps samples out, e.g. rows that held a NaN;
         it is applied with tensor arithmetic, so no host synchronisation is needed.
+        `reduce` (an in-place sum over processes, e.g. `rl.distributed.Sync.sum_`)
+        pools the batch with the other processes' batches first, so that every
+        process merges the same statistics and the normalisers stay identical.
         """
         if not self.training:
             return
@@ -82,6 +86,8 @@ class EmpiricalNormalizer(nn.Module):
             safe_n = n.clamp(min=1).to(x.dtype)
             batch_mean = (x * weight).sum(dim=0) / safe_n
             batch_var = ((x - batch_mean).square() * weight).sum(dim=0) / safe_n
+        if reduce is not None:
+            n, batch_mean, batch_var = _pooled(n, batch_mean, batch_var, reduce)
         total = self.count + n
         w = n.to(self.mean.dtype) / total.clamp(min=1).to(self.mean.dtype)  # weight of the new batch (0 if none)
         delta = batch_mean - self.mean
@@ -91,3 +97,16 @@ class EmpiricalNormalizer(nn.Module):
         self.mean.add_(delta * w)
         self.var.copy_(new_var)
         self.count.copy_(total)
+
+
+def _pooled(n: torch.Tensor, mean: torch.Tensor, var: torch.Tensor, reduce: Callable[[torch.Tensor], torch.Tensor]
+            ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Count, mean and population variance of the union of every process's batch (two sums)."""
+    nf = n.to(mean.dtype).reshape(1)
+    first = reduce(torch.cat([nf, nf * mean.reshape(-1)]))
+    total = first[0]
+    pooled_mean = (first[1:] / total.clamp(min=1)).reshape(mean.shape)
+    # sum over processes of n_r (var_r + (mean_r - mean)^2): exact, no E[x^2] - mean^2 cancellation
+    second = reduce((nf * (var + (mean - pooled_mean).square())).reshape(-1).clone())
+    pooled_var = (second / total.clamp(min=1)).reshape(var.shape)
+    return total.round().to(torch.long), pooled_mean, pooled_var

@@ -37,6 +37,7 @@ from torch import nn
 from config.identity import cfg_hash, changed_fields
 from model import load_actor, load_critic
 from rl.alg.ppo import PPO
+from rl.distributed import Sync
 from rl.episode_stats import EpisodeStats
 from rl.faults import KINDS, RolloutFaults, describe
 from rl.inference import InferencePolicy
@@ -82,8 +83,9 @@ class OnPolicyRunner:
     def __init__(self, env: Any, cfg: Any, log_dir: str | None = None, device: str | torch.device = "cpu", *,
                  model_dir: str | os.PathLike | None = None, cfg_dict: dict[str, Any] | None = None,
                  run_name: str | None = None, save_interval: int | None = None, keep_all: bool = True,
-                 verbose: bool = True) -> None:
+                 verbose: bool = True, sync: Sync | None = None) -> None:
         self.env = env
+        self.sync = sync or Sync()  # data-parallel ranks (rl.distributed); only rank 0 should get dirs
         self.cfg = cfg
         self.device = torch.device(device)
         self.model_dir = Path(model_dir) if model_dir is not None else None
@@ -101,7 +103,7 @@ class OnPolicyRunner:
         self.num_actions: int = env.num_actions
         actor = load_actor(cfg.policy, self.num_obs, self.num_actions, self.device)
         critic = load_critic(cfg.policy, self.num_critic_obs, self.device)
-        self.alg = PPO(actor, critic, cfg.algorithm, self.device)
+        self.alg = PPO(actor, critic, cfg.algorithm, self.device, self.sync)
         self.alg.init_storage(env.num_envs, self.num_steps_per_env, self.num_obs, self.num_critic_obs,
                               self.num_actions)
 
@@ -169,6 +171,7 @@ class OnPolicyRunner:
                 self.obs_normalizer.train()
                 self.critic_obs_normalizer.train()
                 obs, critic_obs = self._reset_env()
+                self._broadcast_state()
                 start = self.current_iteration
                 progress = Progress(total=start + num_iterations, initial=start)
                 for it in range(start + 1, start + num_iterations + 1):
@@ -182,7 +185,7 @@ class OnPolicyRunner:
                     self._check_skipped(it, metrics)
                     if on_iteration is not None and on_iteration(it, metrics):
                         break
-                    if self._stop.requested:
+                    if self.sync.any(self._stop.requested):  # a stop on any rank stops every rank here
                         self.log.print(f"{self.run_name}: stopped after iteration {it}")
                         break
                 if self.model_dir is not None and self._last_saved_iteration != self.current_iteration:
@@ -213,26 +216,29 @@ class OnPolicyRunner:
                 self.episode_stats.step(rew, task_rew, done, info.get("episode"))
                 diverged += int(info.get("diverged", 0))
             found = faults.summary()
-            if not found:
+            skip = self.sync.any(bool(found))  # every rank updates, or none
+            if not skip:
                 self.alg.compute_returns(critic_obs)
         t1 = time.perf_counter()
-        if found:
+        if skip:
             self.alg.storage.clear()
-            losses: dict[str, Any] = {"skipped": describe(found) + " during the rollout",
-                                      "learning_rate": self.alg.learning_rate}
+            what = describe(found) if found else "non-finite values on another rank"
+            losses: dict[str, Any] = {"skipped": what + " during the rollout", "learning_rate": self.alg.learning_rate}
         else:
             losses = self.alg.update()
         t2 = time.perf_counter()
 
-        steps = self.num_steps_per_env * env.num_envs
+        steps = self.num_steps_per_env * env.num_envs * self.sync.world_size  # over every rank
         self.total_env_steps += steps
         self.diverged_total += diverged
         metrics: dict[str, Any] = dict(losses)
         metrics["skipped_update"] = int("skipped" in losses)
         metrics.update({f"nonfinite_{kind}": found.get(kind, 0) for kind in KINDS})
         metrics["action_std"] = float(self.alg.actor.action_std.detach().mean())
-        metrics.update(self.episode_stats.means())
-        metrics.update({f"Episode/{k}": v for k, v in self.episode_stats.pop_terms().items()})
+        stats, sync = self.episode_stats, self.sync
+        reduce, names = (sync.sum_, sync.union(stats.term_names())) if sync.distributed else (None, None)
+        metrics.update(stats.means(reduce))
+        metrics.update({f"Episode/{k}": v for k, v in stats.pop_terms(reduce, names).items()})
         metrics.update(fps=steps / max(t2 - t0, 1e-9), collection_time=t1 - t0, learning_time=t2 - t1,
                        iteration_time=t2 - t0, diverged=diverged, diverged_total=self.diverged_total)
         return obs, critic_obs, metrics
@@ -272,9 +278,16 @@ class OnPolicyRunner:
         critic_obs, critic_ok = faults.clean("critic_observations", critic_obs.to(self.device))
         if self.normalize_observations:
             rows_ok = obs_ok if critic_ok is None else critic_ok if obs_ok is None else obs_ok & critic_ok
-            self.obs_normalizer.update(obs, rows_ok)
-            self.critic_obs_normalizer.update(critic_obs, rows_ok)
+            reduce = self.sync.sum_ if self.sync.distributed else None  # identical statistics on every rank
+            self.obs_normalizer.update(obs, rows_ok, reduce)
+            self.critic_obs_normalizer.update(critic_obs, rows_ok, reduce)
         return self.obs_normalizer(obs), self.critic_obs_normalizer(critic_obs)
+
+    def _broadcast_state(self) -> None:
+        """Start every rank from rank 0's parameters and normaliser statistics (fresh or resumed)."""
+        if self.sync.distributed:
+            self.sync.broadcast_([p.data for p in self.alg.params] + list(self.obs_normalizer.buffers())
+                                 + list(self.critic_obs_normalizer.buffers()))
 
     def close(self) -> None:
         self.log.close()

@@ -46,6 +46,9 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "instead of refusing")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                         help="override any config field, e.g. --set rewards.scales.alive=0 (repeatable)")
+    parser.add_argument("--dist_backend", default="auto", choices=["auto", "gloo", "nccl"],
+                        help="under torchrun: process-group backend (auto: NCCL when the ranks train on CUDA, "
+                             "else gloo)")
     return parser.parse_args(argv)
 
 

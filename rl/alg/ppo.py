@@ -43,6 +43,7 @@ import torch
 from torch import nn
 
 from model.actor import GaussianActor
+from rl.distributed import Sync
 from rl.storage import RolloutStorage
 
 
@@ -50,9 +51,10 @@ class PPO:
     """PPO over a `GaussianActor` and a critic (any module mapping critic obs to (N, 1) values)."""
 
     def __init__(self, actor: GaussianActor, critic: nn.Module, cfg_algorithm: Any,
-                 device: str | torch.device = "cpu") -> None:
+                 device: str | torch.device = "cpu", sync: Sync | None = None) -> None:
         cfg = cfg_algorithm
         self.device = torch.device(device)
+        self.sync = sync or Sync()  # data-parallel ranks: gradients and KL averaged over them
         self.actor = actor.to(self.device)
         self.critic = critic.to(self.device)
 
@@ -166,6 +168,7 @@ class PPO:
             loss = surrogate_loss + self.value_loss_coef * value_loss - self.entropy_coef * entropy
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            self.sync.average_gradients(self.params)  # every rank takes the same step
             actor_norm, critic_norm = self._clip_gradients()
             if not bool(torch.isfinite(loss) & torch.isfinite(actor_norm) & torch.isfinite(critic_norm)):
                 what = "loss" if not bool(torch.isfinite(loss)) else "gradient"
@@ -216,7 +219,7 @@ class PPO:
         self.optimizer.zero_grad(set_to_none=True)
 
     def _adapt_learning_rate(self, kl: torch.Tensor) -> None:
-        kl_mean = float(kl)  # rsl_rl syncs here too: the lr must be known before this step
+        kl_mean = float(self.sync.mean_(kl.detach().clone()))  # over ranks; rsl_rl syncs here too
         if kl_mean > 2.0 * self.desired_kl:
             self.learning_rate = max(self.min_lr, self.learning_rate / 1.5)
         elif 0.0 < kl_mean < self.desired_kl / 2.0:
