@@ -7,7 +7,9 @@ after `--warmup` (excluded from the figures):
 
 - 1 process: all `--num_envs` envs, MuJoCo's thread pool and torch over every core;
 - N ranks (`torchrun --nproc_per_node N`, default the core count): num_envs / N envs
-  each, one MuJoCo thread and one torch thread per rank, rank r pinned to core r.
+  each, with train.py's defaults under torchrun: the machine's cores split between its
+  ranks for MuJoCo's thread pool, one torch thread per rank (torchrun's OMP_NUM_THREADS=1);
+  with N = cores, rank r is pinned to core r.
 
 and prints, from rank 0's TensorBoard log, env steps/s while collecting (over
 every rank) and samples/s over whole iterations (collection + PPO update), with
@@ -38,7 +40,7 @@ def run(config: str, num_envs: int, ranks: int, iterations: int) -> Path:
     name = f"scaling_{ranks}rank"
     train = [str(ROOT / "train.py"), "--config", config, "--name", name, "--overwrite",
              "--num_envs", str(num_envs // ranks), "--max_iterations", str(iterations),
-             "--set", "runner.save_interval=0", "--set", f"sim.nthread={0 if ranks == 1 else 1}"]
+             "--set", "runner.save_interval=0"]  # sim.nthread 0: the default, every core this rank may use
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     if ranks == 1:
         cmd = [sys.executable] + train

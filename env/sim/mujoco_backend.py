@@ -26,11 +26,15 @@ _CLOCK_START = 1000.0
 
 
 def available_cores() -> int:
-    """Cores this process may run on (respects affinity masks and cgroup-limited CI boxes)."""
+    """Cores this process may run on (respects affinity masks and cgroup-limited CI boxes).
+
+    Under torchrun, the processes of one machine (LOCAL_WORLD_SIZE) share its cores: each gets its part.
+    """
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
 
 
 class MujocoBackend(PhysicsBackend):

@@ -102,3 +102,14 @@ def test_unknown_backend_lists_available(qmini_cfg):
         assert "mujoco" in str(err)
     else:
         raise AssertionError("expected ValueError")
+
+
+def test_ranks_of_one_machine_share_its_cores(monkeypatch):
+    from env.sim.mujoco_backend import available_cores
+
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    cores = available_cores()
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert available_cores() == max(1, cores // 2)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(cores * 4))
+    assert available_cores() == 1
