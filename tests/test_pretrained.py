@@ -1,0 +1,33 @@
+"""The committed pretrained policies (benchmarks/results/<robot>/policy/) load and walk right after install."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import play
+
+ROOT = Path(__file__).resolve().parents[1]
+ROBOTS = ["go2"]
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_export_matches_the_checkpoint(robot, capsys):
+    folder = ROOT / "benchmarks" / "results" / robot / "policy"
+    assert play.main(["--name", str(folder), "--check-export"]) == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_it_walks_in_sim2sim_from_the_folder(robot, tmp_path):
+    folder = ROOT / "benchmarks" / "results" / robot / "policy"
+    out = tmp_path / "run.json"
+    proc = subprocess.run([sys.executable, "-m", "deploy.sim2sim", "--export", str(folder), "--model",
+                           f"assets/{robot}/{robot}.xml", "--commands", "0.5,0,0@4", "--episodes", "2",
+                           "--duration", "4", "--quiet", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    (result,) = json.loads(out.read_text())["results"].values()
+    summary = result["summary"]
+    assert summary["falls"] == 0 and summary["lin_vel_rmse_steady"] < 0.2, summary
