@@ -1,4 +1,4 @@
-"""Install the legged-robot PPO package (config, env, model, rl, utils)."""
+"""Install the legged-robot PPO package (config, env, model, rl, utils, and deploy: the robot-side reference)."""
 from setuptools import find_packages, setup
 
 setup(
