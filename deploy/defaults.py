@@ -1,8 +1,10 @@
-"""Per-robot defaults of the sim-to-sim check, keyed by policy.yaml's `config` name.
+"""Defaults of the sim-to-sim check: fall limits and pushes as the policy was trained.
 
-Fall thresholds are the training config's termination limits (asset.terminate_tilt,
-asset.terminate_height); pushes are its domain_rand.max_push_vel_xy / push_interval_s.
-A robot not listed falls back to GENERIC (fall height: FALL_HEIGHT_FRACTION of the spawn height).
+policy.yaml's `training` block holds the training config's termination limits
+(asset.terminate_tilt, asset.terminate_height) and pushes (domain_rand.max_push_vel_xy,
+push_interval_s). Exports made before that block existed fall back to this table,
+keyed by policy.yaml's `config` name, and then to GENERIC (fall height:
+FALL_HEIGHT_FRACTION of the spawn height).
 """
 
 from __future__ import annotations
@@ -26,8 +28,16 @@ GENERIC = RobotDefaults(fall_tilt=1.0, fall_height=None, push_vel=1.0, push_inte
 FALL_HEIGHT_FRACTION = 0.4
 
 
-def robot_defaults(config: str | None) -> tuple[RobotDefaults, bool]:
-    """The defaults for `config` and whether it is a known robot."""
+def robot_defaults(config: str | None, training: dict | None = None) -> tuple[RobotDefaults, bool]:
+    """The defaults from policy.yaml's `training` block, else for `config`; and whether they are known."""
+    if training:
+        height = float(training.get("terminate_height") or 0.0)
+        interval = training.get("push_interval_s")
+        fallback = ROBOTS.get(config, GENERIC)
+        return RobotDefaults(fall_tilt=float(training.get("terminate_tilt", fallback.fall_tilt)),
+                             fall_height=height if height > 0 else fallback.fall_height,
+                             push_vel=float(training.get("max_push_vel_xy", fallback.push_vel)),
+                             push_interval=float(interval) if interval else fallback.push_interval), True
     if config in ROBOTS:
         return ROBOTS[config], True
     return GENERIC, False

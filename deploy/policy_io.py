@@ -88,6 +88,7 @@ class PolicySpec:
     command_ranges: np.ndarray  # (3, 2): vx m/s, vy m/s, yaw rate rad/s
     zero_threshold: float
     gait: dict[str, Any] | None
+    training: dict[str, Any] | None  # how it was trained (fall limits, pushes); exports since issue #11 have it
 
 
 def resolve_export_dir(path: str | Path) -> Path:
@@ -203,6 +204,7 @@ def _read_policy_yaml(folder: Path) -> PolicySpec:
         history_length=history, frame_size=start, obs_clip=_number(obs, "clip", where), terms=terms,
         command_ranges=ranges, zero_threshold=float(cmd.get("zero_threshold", 0.0) or 0.0),
         gait=meta.get("gait") if isinstance(meta.get("gait"), dict) else None,
+        training=meta.get("training") if isinstance(meta.get("training"), dict) else None,
     )
 
 

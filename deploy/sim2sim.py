@@ -126,7 +126,7 @@ def _check_output(path: str | None, flag: str) -> None:
 
 def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, list[str]]:
     """Run options from the flags and the per-robot defaults; notes to print."""
-    defaults, known = robot_defaults(spec.config)
+    defaults, known = robot_defaults(spec.config, spec.training)
     spawn = args.spawn_height if args.spawn_height is not None else robot.spawn_height
     notes = []
     if not known:

@@ -125,6 +125,20 @@ def policy_metadata(env: Any, cfg: Any) -> dict[str, Any]:
             "zero_threshold": float(getattr(c, "zero_threshold", 0.0)),
         },
         "gait": _gait(task),
+        "training": _training(cfg),
+    }
+
+
+def _training(cfg: Any) -> dict[str, Any]:
+    """How the policy was trained, for sim-to-sim checks (deploy.sim2sim's fall limits and pushes); not for the robot."""
+    a, d = cfg.asset, cfg.domain_rand
+    return {
+        "episode_length_s": float(cfg.env.episode_length_s),  # s
+        "terminate_tilt": float(a.terminate_tilt),  # rad, base tilt that ended an episode
+        "terminate_height": float(a.terminate_height),  # m, base height below which an episode ended (0 = off)
+        "push_interval_s": float(d.push_interval_s) if d.push_robots else None,  # s, None = no pushes
+        "max_push_vel_xy": float(d.max_push_vel_xy),  # m/s per horizontal axis
+        "max_action_latency": int(getattr(d, "max_action_latency", 0)),  # control steps
     }
 
 

@@ -142,3 +142,15 @@ def test_pushes_change_base_velocity(go2_export):
                  frame_sink=lambda d: vel.append(d.qvel[0:2].copy()))
     before, after = vel[23], vel[24]  # the kick lands after step 25 (0.5 s / 0.02 s)
     np.testing.assert_allclose(after - before, [0.8, -0.6], atol=0.05)
+
+
+def test_fall_limits_and_pushes_come_from_the_training_block():
+    from deploy.defaults import GENERIC, robot_defaults
+
+    block = {"terminate_tilt": 0.7, "terminate_height": 0.3, "push_interval_s": 6.0, "max_push_vel_xy": 0.4}
+    defaults, known = robot_defaults("my_robot", block)
+    assert known and (defaults.fall_tilt, defaults.fall_height, defaults.push_interval, defaults.push_vel) == \
+        (0.7, 0.3, 6.0, 0.4)
+    # an export without the block: the per-robot table, then the generic fallback
+    assert robot_defaults("go2", None)[0].push_interval == 15.0
+    assert robot_defaults("my_robot", None) == (GENERIC, False)

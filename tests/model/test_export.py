@@ -69,6 +69,10 @@ def test_yaml_describes_the_robot(env, exported):
     assert meta["commands"]["lin_vel_x"] == env.cfg.commands.lin_vel_x
     assert meta["observation"]["history_order"] == "oldest_first"
     assert meta["checkpoint"] == "model/policy.pt"
+    training = meta["training"]  # how it was trained: deploy.sim2sim's fall limits and pushes
+    assert training["terminate_tilt"] == env.cfg.asset.terminate_tilt
+    assert training["terminate_height"] == env.cfg.asset.terminate_height
+    assert training["max_push_vel_xy"] == env.cfg.domain_rand.max_push_vel_xy
 
 
 def test_a_robot_program_can_rebuild_the_observation_from_the_yaml(env, exported):
