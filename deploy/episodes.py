@@ -9,8 +9,10 @@ One control step (control_dt = decimation * sim_dt), for every robot still stand
     5. ctrl      = the target of `latency` control steps ago (the spawn pose before that)
     6. gait phase advances by f * control_dt; `decimation` mj_steps run MuJoCo's PD on ctrl
     7. previous action for the next observation = a
-    8. pushes: every push_interval s of episode time the base's world-frame horizontal velocity
-       changes by a kick drawn uniformly in +-push_vel per axis (a velocity impulse)
+    8. pushes: once in every push_interval s of episode time, at a random moment of it, the
+       base's world-frame horizontal velocity changes by a kick drawn uniformly in +-push_vel
+       per axis (a velocity impulse). Random moments, so that pushes land at every phase of the
+       gait and of the command schedule, not always on a command change.
     9. fall check (tilt, height, non-finite or reset state), then metrics (metrics.py)
 
 Episodes spawn at the default joint pose, the base at spawn_height with zero velocity and
@@ -64,6 +66,7 @@ class EpisodePlan:
     heading: float  # rad, spawn yaw
     schedule: Schedule
     kicks: np.ndarray  # (num_pushes, 2) m/s, world-frame velocity change of each push
+    push_steps: np.ndarray  # (num_pushes,) control step after which each push lands, one per interval
 
 
 def plan_episodes(opts: RunOptions, policy: PolicySpec) -> list[EpisodePlan]:
@@ -74,7 +77,9 @@ def plan_episodes(opts: RunOptions, policy: PolicySpec) -> list[EpisodePlan]:
         kicks = rng.uniform(-opts.push_vel, opts.push_vel, size=(opts.num_pushes, 2))
         schedule = opts.schedule or random_schedule(rng, policy.command_ranges, policy.zero_threshold,
                                                     opts.duration, opts.resample_s)
-        plans.append(EpisodePlan(heading, schedule, kicks))
+        every = max(1, int(round(opts.push_interval / policy.control_dt)))
+        push_steps = np.arange(opts.num_pushes) * every + rng.integers(0, every, size=opts.num_pushes)
+        plans.append(EpisodePlan(heading, schedule, kicks, push_steps))
     return plans
 
 
@@ -88,7 +93,6 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     """Run one episode per plan on `model` (the robot's model or a variant of it)."""
     num, nu, dt = len(plans), spec.num_actions, spec.control_dt
     steps = int(math.ceil(opts.duration / dt - 1e-9))
-    push_every = max(1, int(round(opts.push_interval / dt)))
     fq, fv = robot.free_qpos, robot.free_qvel
     lo, hi = spec.joint_pos_limits[:, 0], spec.joint_pos_limits[:, 1]
 
@@ -153,12 +157,11 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
             reset[i] = d.time < expected - 0.5 * spec.sim_dt  # MuJoCo reset a blown-up simulation (bad qacc)
         last_action = action
         t_after = (k + 1) * dt
-        if opts.num_pushes and (k + 1) % push_every == 0:
-            j = (k + 1) // push_every - 1
-            if j < opts.num_pushes:
-                for i in np.flatnonzero(live):
-                    datas[i].qvel[fv:fv + 2] += plans[i].kicks[j]
-                last_push[:] = t_after
+        for i in np.flatnonzero(live):
+            pushed = np.flatnonzero(plans[i].push_steps == k)
+            if len(pushed):
+                datas[i].qvel[fv:fv + 2] += plans[i].kicks[pushed[0]]
+                last_push[i] = t_after
         qpos = np.stack([d.qpos for d in datas])
         qvel = np.stack([d.qvel for d in datas])
         fell = _fallen(qpos, qvel, fq, opts) | reset

@@ -165,6 +165,7 @@ def run_variant(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, variant
         row["heading_rad"] = plan.heading
         row["commands"] = str(plan.schedule)
         row["pushes_m_s"] = plan.kicks.tolist()
+        row["push_times_s"] = [round((int(k) + 1) * spec.control_dt, 4) for k in plan.push_steps]
     return {"description": variant.description, "latency_steps": opts.latency, "summary": metrics.summary(),
             "wall_s": time.perf_counter() - start, "episodes": rows}
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from deploy.commands import parse_schedule, random_schedule
-from deploy.episodes import EpisodePlan, RunOptions, run_episodes
+from deploy.episodes import EpisodePlan, RunOptions, plan_episodes, run_episodes
 from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
 from deploy.policy_io import DeployError, read_policy_yaml
 from deploy.robot_model import build_robot
@@ -122,7 +122,8 @@ def test_latency_applies_targets_late(go2_export):
                       schedule=parse_schedule("0,0,0"), latency=2)
     ctrl = []
     run_episodes(robot, robot.model, spec, ConstantPolicy(1.0, spec.num_actions), opts,
-                 [EpisodePlan(0.0, opts.schedule, np.zeros((0, 2)))], frame_sink=lambda d: ctrl.append(d.ctrl.copy()))
+                 [EpisodePlan(0.0, opts.schedule, np.zeros((0, 2)), np.zeros(0, dtype=int))],
+                 frame_sink=lambda d: ctrl.append(d.ctrl.copy()))
     target = np.clip(spec.default_joint_pos + spec.action_scale, spec.joint_pos_limits[:, 0],
                      spec.joint_pos_limits[:, 1])
     assert len(ctrl) == 5
@@ -138,10 +139,22 @@ def test_pushes_change_base_velocity(go2_export):
                       schedule=parse_schedule("0,0,0"), push=True, push_vel=1.0, push_interval=0.5)
     vel = []
     run_episodes(robot, robot.model, spec, ConstantPolicy(0.0, spec.num_actions), opts,
-                 [EpisodePlan(0.0, opts.schedule, np.array([[0.8, -0.6]]))],
+                 [EpisodePlan(0.0, opts.schedule, np.array([[0.8, -0.6]]), np.array([17]))],
                  frame_sink=lambda d: vel.append(d.qvel[0:2].copy()))
-    before, after = vel[23], vel[24]  # the kick lands after step 25 (0.5 s / 0.02 s)
+    before, after = vel[16], vel[17]  # the kick lands after control step 17 (of 25 in the 0.5 s interval)
     np.testing.assert_allclose(after - before, [0.8, -0.6], atol=0.05)
+
+
+def test_push_moments_are_random_one_per_interval(go2_export):
+    spec = read_policy_yaml(go2_export)
+    opts = RunOptions(episodes=40, duration=20.0, seed=0, spawn_height=0.29, fall_tilt=1.0, fall_height=0.1,
+                      push=True, push_vel=1.0, push_interval=6.0)
+    steps = np.stack([plan.push_steps for plan in plan_episodes(opts, spec)])  # (40, 3) pushes at 6, 12, 18 s
+    every = round(6.0 / spec.control_dt)
+    assert steps.shape == (40, 3)
+    for j in range(3):
+        assert (steps[:, j] >= j * every).all() and (steps[:, j] < (j + 1) * every).all()
+    assert len(np.unique(steps[:, 0])) > 20  # spread over the interval, not on one clock
 
 
 def test_fall_limits_and_pushes_come_from_the_training_block():
