@@ -163,6 +163,7 @@ class Base:
         contact_dmin_range = [0.8, 0.95]  # solimp dmin (impedance at zero penetration), uniform; dmax >= dmin
         push_robots = True  # bool, random velocity impulses on the base
         push_interval_s = 15.0  # s, time between pushes
+        push_random_phase = False  # bool, each episode's pushes shifted by a random phase of push_interval_s
         max_push_vel_xy = 1.0  # m/s, largest change of the base's horizontal velocity per axis
         max_action_latency = 0  # policy steps; each env applies its actions 0..this many steps late
 
@@ -222,3 +223,4 @@ class RobustDomainRand(Base.domain_rand):
     randomize_armature = True  # bool, scale joint armature
     randomize_contact_softness = True  # bool, per-env contact stiffness of ground and feet
     max_action_latency = 2  # policy steps; each env applies its actions 0..this many steps late
+    push_random_phase = True  # bool, pushes at any moment of the episode, also right after a command change

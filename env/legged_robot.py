@@ -88,6 +88,8 @@ class LeggedRobotEnv:
         self.episode_length_buf = torch.zeros(n, dtype=torch.long, device=dev)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
         self.push_interval = max(1, int(round(self.cfg.domain_rand.push_interval_s / self.dt)))
+        # steps added to the episode clock for pushes: 0, or per episode a random phase of the interval
+        self.push_phase = torch.zeros(n, dtype=torch.long, device=dev)
 
     def _init_domain_randomisation(self) -> None:
         self.domain_rand = DomainRandomizer(self.cfg, self.sim, self.model, self.base_body_id, self.device)
@@ -113,7 +115,8 @@ class LeggedRobotEnv:
         self.refresh_state()
         self._update_feet_air_time()
         if self.cfg.domain_rand.push_robots:
-            due = (self.episode_length_buf % self.push_interval == 0).nonzero(as_tuple=False).flatten()
+            clock = self.episode_length_buf + self.push_phase
+            due = (clock % self.push_interval == 0).nonzero(as_tuple=False).flatten()
             if len(due):
                 self.push_robots(due)
         self.time_outs = self.episode_length_buf >= self.max_episode_length
@@ -160,7 +163,8 @@ class LeggedRobotEnv:
         """Kick the bases of env_ids: a velocity impulse, a random horizontal change of velocity (world frame).
 
         Each env is pushed on its own episode clock (every push_interval_s into the
-        episode), not on a global one: with episode starts spread out, every rollout
+        episode, shifted by a random phase per episode with domain_rand.push_random_phase,
+        so that pushes also land right after command changes), not on a global one: with episode starts spread out, every rollout
         holds a few recoveries instead of one rollout in ~30 holding all of them.
         legged_gym instead *sets* the velocity, so a robot walking at -1 m/s can be
         thrown to +1 m/s; an impulse is what a shove does, whatever the gait.
@@ -208,4 +212,6 @@ class LeggedRobotEnv:
         self.last_contacts[env_ids] = False
         self.episode_length_buf[env_ids] = 0
         self.time_outs[env_ids] = False
+        if getattr(self.cfg.domain_rand, "push_random_phase", False):  # pushes at any moment, not on a fixed clock
+            self.push_phase[env_ids] = torch.randint(0, self.push_interval, (n,), device=dev)
         self.refresh_state()

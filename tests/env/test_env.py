@@ -125,6 +125,7 @@ def test_pushes_kick_the_base(qmini_cfg):
 
 def test_each_env_is_pushed_on_its_own_episode_clock(qmini_cfg, monkeypatch):
     qmini_cfg.domain_rand.push_interval_s = 0.045  # 3 policy steps
+    qmini_cfg.domain_rand.push_random_phase = False
     env = make_env(qmini_cfg)
     env.reset()
     pushed = []
@@ -218,3 +219,22 @@ def test_send_timeouts_off_reports_timeouts_as_plain_episode_ends(qmini_cfg):
     for _ in range(env.max_episode_length):
         *_, done, info, _ = env.step(torch.zeros(8, 10))
     assert done.all() and not info["time_outs"].any()
+
+
+def test_random_push_phase_spreads_pushes_over_the_interval(qmini_cfg, monkeypatch):
+    qmini_cfg.env.num_envs = 64
+    qmini_cfg.domain_rand.push_interval_s = 0.15  # 10 policy steps of 0.015 s
+    qmini_cfg.domain_rand.push_random_phase = True
+    env = make_env(qmini_cfg)
+    env.reset()
+    first_push = torch.full((64,), -1)
+
+    def record(ids):
+        new = ids[first_push[ids] < 0]
+        first_push[new] = env.robot.episode_length_buf[new]
+
+    monkeypatch.setattr(env.robot, "push_robots", record)
+    for _ in range(10):
+        env.step(torch.zeros(64, 10))
+    assert (first_push >= 1).all() and (first_push <= 10).all()  # one push in the first interval
+    assert len(first_push.unique()) >= 6  # at many moments, not at step 10 for all
