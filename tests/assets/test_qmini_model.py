@@ -124,14 +124,19 @@ def config_model(dt: float) -> mujoco.MjModel:
     return load_mj_model(load_config("qmini", [f"sim.dt={dt}"]))
 
 
+def model_at(model, dt: float, source: str):
+    """The MJCF as written ("mjcf", its timestep set to dt; tests put 0.005 back) or as training builds it."""
+    if source == "config":
+        return config_model(dt)
+    model.opt.timestep = dt
+    return model
+
+
 @pytest.mark.parametrize("source", ["mjcf", "config"])
 @pytest.mark.parametrize("dt", [0.005, 0.002])
 def test_soles_carry_the_robot_after_landing(model, dt, source):
     """Dropped from the home keyframe under the PD: 0.25 s later the soles alone carry its weight."""
-    if source == "config":
-        model = config_model(dt)
-    else:
-        model.opt.timestep = dt
+    model = model_at(model, dt, source)
     try:
         data = mujoco.MjData(model)
         mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
@@ -158,10 +163,7 @@ def test_soles_carry_the_robot_after_landing(model, dt, source):
 @pytest.mark.parametrize("source", ["mjcf", "config"])
 @pytest.mark.parametrize("dt", [0.005, 0.002])
 def test_pd_alone_tips_forward_off_the_rocker_soles(model, dt, source):
-    if source == "config":
-        model = config_model(dt)
-    else:
-        model.opt.timestep = dt
+    model = model_at(model, dt, source)
     try:
         data = mujoco.MjData(model)
         mujoco.mj_resetDataKeyframe(model, data, model.key("home").id)
