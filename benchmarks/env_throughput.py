@@ -24,7 +24,7 @@ import torch  # noqa: E402
 
 from config import load_config  # noqa: E402
 from env.gym_env_wrapper import make_env  # noqa: E402
-from env.sim.mj_model import load_mj_model  # noqa: E402
+from env.sim.scene import load_mj_model  # noqa: E402
 from env.sim.mujoco_backend import available_cores  # noqa: E402
 
 

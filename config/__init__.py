@@ -19,6 +19,8 @@ from typing import Any, Iterable
 import yaml
 
 from config.base import Base
+from config.legacy import LegacyConfigError
+from config.legacy import migrate as migrate_legacy_fields
 from config.validate import ConfigError, validate_config
 from utils.yaml import DICT_FIELDS, Cfg, ParamsProcess
 
@@ -88,6 +90,14 @@ def load_saved_config(path: str | Path) -> Cfg:
         raise ConfigError(f"cannot read {path}: {getattr(err, 'strerror', None) or err}") from None
     except ValueError as err:
         raise ConfigError(f"{path}: {err}") from None
+    try:
+        renamed = migrate_legacy_fields(cfg)
+    except LegacyConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    if renamed:
+        print(f"note: {path} uses the old fields {', '.join(renamed)}; read as today's (bodies, not sensors)",
+              file=sys.stderr)
+        _take_torque_limits_from_class(cfg)
     filled = fill_missing_fields(cfg, ParamsProcess.from_class(Base))
     if filled:
         print(f"note: {path} predates the config fields {', '.join(filled)}; they take Base's defaults",
@@ -95,6 +105,14 @@ def load_saved_config(path: str | Path) -> Cfg:
     reference, allow_unknown = reference_config(cfg)
     validate_config(cfg, reference, str(path), allow_unknown)
     return cfg
+
+
+def _take_torque_limits_from_class(cfg: Cfg) -> None:
+    """Torque limits lived in the robot MJCFs before the scene was composed in code; take today's from the config class."""
+    name = getattr(cfg, "name", None)
+    control = getattr(cfg, "control", None)
+    if isinstance(control, Cfg) and not hasattr(control, "torque_limits") and name in available_configs():
+        control.torque_limits = dict(ParamsProcess.from_class(load_config_class(name)).control.torque_limits)
 
 
 def fill_missing_fields(cfg: Cfg, defaults: Cfg, prefix: str = "") -> list[str]:

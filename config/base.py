@@ -57,6 +57,7 @@ class Base:
         backend = "mujoco"  # physics backend registered in env/sim ("mujoco", "warp")
         dt = 0.005  # s, physics step
         nthread = 0  # CPU threads for the mujoco backend (0 = all available cores)
+        integrator = "implicitfast"  # "implicitfast" (PD damping implicit: stable at dt 0.005), "implicit", "euler" or "rk4"
         cone = "pyramidal"  # friction cone: "pyramidal" (fast) or "elliptic"
         solver = "newton"  # constraint solver: "newton", "cg" or "pgs"
         iterations = 1  # constraint solver iterations per step
@@ -67,19 +68,25 @@ class Base:
         decimation = 4  # physics steps per policy step
         action_scale = 0.25  # rad of joint target per unit action
         clip_actions = 100.0  # raw actions are clipped to +-this before scaling
-        stiffness = {}  # N*m/rad, PD kp by joint-name substring (overrides the MJCF)
-        damping = {}  # N*m*s/rad, PD kd by joint-name substring (overrides the MJCF)
+        stiffness = {}  # N*m/rad, PD kp by joint-name substring (every controlled joint needs one)
+        damping = {}  # N*m*s/rad, PD kd by joint-name substring (every controlled joint needs one)
+        torque_limits = {}  # N*m by joint-name substring; unmatched joints use the file's (URDF effort)
 
     class asset:
-        file = ""  # MJCF path, relative to the project root
-        base_body = "base_link"  # body whose pose is the robot's base
-        foot_sensors = []  # touch-sensor names, one per foot, in the order used by rewards
-        foot_velocity_sensors = []  # framelinvel sensor per foot (same order), for foot_slip; [] = none
-        termination_sensors = []  # touch sensors whose contact ends an episode
-        penalized_sensors = []  # touch sensors whose contact is penalised
-        contact_threshold = 1.0  # N, force above which a touch sensor counts as contact
+        file = ""  # robot description, URDF (.urdf) or MJCF (.xml), relative to the project root
+        base_body = "base_link"  # root link that floats (gets a free joint if it has none); its pose is the base pose
+        foot_bodies = []  # bodies that are the feet, in the order rewards use (touch and velocity sensors are added)
+        termination_bodies = []  # bodies whose ground contact ends an episode
+        penalized_bodies = []  # bodies whose ground contact is penalised (collision reward)
+        contact_threshold = 1.0  # N, force above which a body's touch sensor counts as contact
         terminate_tilt = 1.0  # rad, base tilt from upright that ends an episode
         terminate_height = 0.0  # m, base height below which an episode ends (0 = off)
+        self_collisions = False  # bool, robot links collide with each other (parent-child pairs never do)
+        collision_primitives = {}  # {body-name substring: sphere|capsule|box|cylinder|ellipsoid}, mesh collision -> fitted primitive
+        joint_armature = {}  # kg*m^2 by joint-name substring, reflected rotor inertia (overrides the file; URDFs have none)
+        joint_damping = {}  # N*m*s/rad by joint-name substring, passive damping (overrides the file)
+        joint_friction = {}  # N*m by joint-name substring, friction loss (overrides the file)
+        stands_passively = True  # bool, env.check_robot requires a free-standing PD stand (False: bipeds, balance is learned)
 
     class init_state:
         pos = [0.0, 0.0, 0.5]  # m, base spawn position
@@ -125,7 +132,7 @@ class Base:
             dof_vel = 0.0  # per (rad/s)^2 s, squared joint velocities
             dof_acc = -2.5e-7  # per (rad/s^2)^2 s, squared joint accelerations
             action_rate = -0.01  # per s, squared change of the action
-            collision = -1.0  # per contact s, contacts on penalized_sensors
+            collision = -1.0  # per contact s, contacts on asset.penalized_bodies
             termination = 0.0  # per termination, non-timeout episode end
             dof_pos_limits = -10.0  # per rad s, joint positions beyond the soft limits
             feet_air_time = 1.0  # per s of air time, swings longer than feet_air_time_target

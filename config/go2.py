@@ -19,15 +19,15 @@ class go2(Base):
         decimation = 4  # physics steps per policy step: 50 Hz at dt 0.005
         action_scale = 0.25  # rad of joint target per unit action
         stiffness = {"hip": 40.0, "thigh": 40.0, "calf": 40.0}  # N*m/rad, kp 25 sags onto the rear knees at the home pose
-        damping = {"hip": 1.0, "thigh": 1.0, "calf": 1.0}  # N*m*s/rad
+        damping = {"hip": 1.0, "thigh": 1.0, "calf": 1.0}  # N*m*s/rad, kd 1.0 halves the peak joint speeds of kd 0.6
+        torque_limits = {"hip": 23.7, "thigh": 23.7, "calf": 45.43}  # N*m, motor limits (sheet)
 
     class asset(Base.asset):
-        file = "assets/go2/go2.xml"  # MJCF path, relative to the project root
+        file = "assets/go2/go2.xml"  # robot MJCF, relative to the project root
         base_body = "base_link"  # body whose pose is the robot's base
-        foot_sensors = ["FL_foot_touch", "FR_foot_touch", "RL_foot_touch", "RR_foot_touch"]  # touch sensors on the feet
-        foot_velocity_sensors = ["FL_foot_vel", "FR_foot_vel", "RL_foot_vel", "RR_foot_vel"]  # world-frame foot velocities
-        termination_sensors = ["base_touch"]  # trunk contact ends the episode
-        penalized_sensors = ["FL_thigh_touch", "FR_thigh_touch", "RL_thigh_touch", "RR_thigh_touch"]  # thigh/knee contact is penalised
+        foot_bodies = ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]  # the foot spheres' bodies
+        termination_bodies = ["base_link"]  # trunk contact ends the episode
+        penalized_bodies = ["FL_thigh", "FR_thigh", "RL_thigh", "RR_thigh"]  # thigh/knee contact is penalised
         terminate_tilt = 1.0  # rad, base tilt from upright that ends an episode
         terminate_height = 0.12  # m, base height below which an episode ends
 

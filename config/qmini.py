@@ -18,14 +18,15 @@ class qmini(Base):
         action_scale = 0.25  # rad of joint target per unit action
         stiffness = {"hip_yaw": 55.0, "hip_roll": 105.0, "hip_pitch": 75.0, "knee": 45.0, "ankle": 30.0}  # N*m/rad
         damping = {"hip_yaw": 1.5, "hip_roll": 3.0, "hip_pitch": 2.0, "knee": 1.5, "ankle": 1.0}  # N*m*s/rad
+        torque_limits = {"hip_yaw": 20.0, "hip_roll": 60.0, "hip_pitch": 20.0, "knee": 20.0, "ankle": 20.0}  # N*m (sheet)
 
     class asset(Base.asset):
-        file = "assets/qmini/qmini.xml"  # MJCF path, relative to the project root
+        file = "assets/qmini/qmini.xml"  # robot MJCF, relative to the project root
         base_body = "base_link"  # body whose pose is the robot's base
-        foot_sensors = ["foot_l_touch", "foot_r_touch"]  # touch sensors on the soles
-        foot_velocity_sensors = ["foot_l_vel", "foot_r_vel"]  # world-frame sole velocities
-        termination_sensors = ["base_touch", "knee_l_touch", "knee_r_touch"]  # torso or shank on the ground: fallen
-        penalized_sensors = ["knee_l_touch", "knee_r_touch"]  # shank contact is penalised
+        foot_bodies = ["ankle_pitch_l", "ankle_pitch_r"]  # the ankle links carry the soles
+        termination_bodies = ["base_link", "knee_pitch_l", "knee_pitch_r"]  # torso or shank on the ground: fallen
+        penalized_bodies = ["knee_pitch_l", "knee_pitch_r"]  # shank contact is penalised
+        stands_passively = False  # bool, on its rocker soles the PD alone tips forward (~0.8 s); balance is learned
         terminate_tilt = 0.8  # rad, base tilt from upright that ends an episode
         terminate_height = 0.25  # m, base height below which an episode ends
 

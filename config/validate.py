@@ -158,6 +158,7 @@ RULES: dict[str, Check] = {
     "terrain.restitution": PROBABILITY,
 }
 # Every noise scale is a non-negative number.
+TEXT_DICT_FIELDS = {"collision_primitives"}  # dict-valued fields whose values are names, not numbers
 PREFIX_RULES: dict[str, Check] = {"noise.noise_scales.": NON_NEGATIVE}
 
 
@@ -230,7 +231,7 @@ def _check_section(cfg: Cfg, reference: Cfg, prefix: str, origin: str, allow_unk
             raise ConfigError(f"{key} = {_shown(value)} in {origin}: expects {problem}")
         if isinstance(ref, float) and isinstance(value, int):
             setattr(cfg, name, float(value))
-        if name in DICT_FIELDS and isinstance(value, dict):
+        if name in DICT_FIELDS and name not in TEXT_DICT_FIELDS and isinstance(value, dict):
             setattr(cfg, name, {k: float(v) for k, v in value.items()})
 
 

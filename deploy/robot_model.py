@@ -12,8 +12,9 @@ policy.yaml's sim_dt; every other option (integrator, solver, cone, iterations) 
 file's. Keyframes are dropped (they hold the old actuators' ctrl) after reading the spawn
 height from one; sensors that read the removed actuators are dropped too.
 
-The robot must have exactly one free joint (its base body) and a floor: a plane in the
-world body.
+The robot must have exactly one free joint (its base body). A file without a floor (a
+plane in the world body), such as a robot-only MJCF, gets one: friction 1, colliding with
+every robot geom that collides with anything.
 """
 
 from __future__ import annotations
@@ -105,6 +106,15 @@ def reactuate(spec: mujoco.MjSpec, policy: PolicySpec) -> None:
     spec.option.timestep = policy.sim_dt
 
 
+def add_floor_if_missing(spec: mujoco.MjSpec) -> None:
+    """A plane at z=0 in the world body, unless the file has one."""
+    if any(g.type == mujoco.mjtGeom.mjGEOM_PLANE for g in spec.worldbody.geoms):
+        return
+    spec.worldbody.add_light(pos=[0, 0, 3], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05], contype=1,
+                            conaffinity=1, condim=3, friction=[1.0, 0.005, 0.0001], rgba=[0.3, 0.35, 0.4, 1])
+
+
 def _check_joints(model: mujoco.MjModel, policy: PolicySpec, path: Path) -> np.ndarray:
     ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in policy.joint_names]
     one_dof = (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE))
@@ -155,6 +165,7 @@ def build_robot(path: str | Path, policy: PolicySpec) -> RobotModel:
         raise DeployError(f"{path} lacks joint(s) {', '.join(missing)} named in policy.yaml's joint_names")
     key_qpos = _keyframe_qpos(spec)
     reactuate(spec, policy)
+    add_floor_if_missing(spec)
     model = _compile(spec, path)
     jids = _check_joints(model, policy, path)
     free = _free_joint(model, path)
@@ -163,8 +174,6 @@ def build_robot(path: str | Path, policy: PolicySpec) -> RobotModel:
     key_height = float(key_qpos[free_qpos + 2]) if key_qpos is not None and len(key_qpos) == model.nq else None
     floor = [g for g in range(model.ngeom) if model.geom_bodyid[g] == 0
              and int(model.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_PLANE)]
-    if not floor:
-        raise DeployError(f"{path} has no floor (a plane in the world body); pass a scene file that includes one")
     robot_geoms = [g for g in range(model.ngeom) if _in_subtree(model, int(model.geom_bodyid[g]), base)
                    and any(_collides(model, g, f) for f in floor)]
     if not robot_geoms:

@@ -50,7 +50,7 @@ DRAWS = [
     Draw("joint_damping_scale", "randomize_joint_damping", "joint_damping_range", law="log_uniform"),
     Draw("armature_scale", "randomize_armature", "armature_range"),
 ]
-# Privileged observation: these keys in this order, then one mass scale per link (bodies 1..nbody-1), then latency.
+# Privileged observation: these keys in this order, then one mass scale per link (bodies with mass), then latency.
 PRIVILEGED_KEYS = [d.key for d in DRAWS]
 
 
@@ -79,7 +79,9 @@ class DomainRandomizer:
         self.device = device
         self.num_envs = n = sim.num_envs
         self.base_body_id = base_body_id
-        self.num_links = model.nbody - 1  # every body but the world
+        # links: every body with mass (massless welded bodies, e.g. feet that only carry a geom, have nothing to scale)
+        self.link_ids = torch.tensor([b for b in range(1, model.nbody) if model.body_mass[b] > 0], dtype=torch.long)
+        self.num_links = len(self.link_ids)
         # Nominal model values, the base of every scaling (float64, host: the backend's model fields).
         self.nominal = {name: torch.tensor(getattr(model, name)) for name in
                         ["body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
@@ -189,8 +191,8 @@ class DomainRandomizer:
 
     def _write_masses(self, env_ids: torch.Tensor, cpu_ids: torch.Tensor) -> None:
         f, nom = self.fields, self.nominal
-        scale = torch.ones(len(env_ids), self.num_links + 1, dtype=torch.float64)
-        scale[:, 1:] = self.params["link_mass_scale"][env_ids].cpu().double()
+        scale = torch.ones(len(env_ids), nom["body_mass"].shape[0], dtype=torch.float64)
+        scale[:, self.link_ids] = self.params["link_mass_scale"][env_ids].cpu().double()
         mass = nom["body_mass"] * scale
         inertia = nom["body_inertia"] * scale.unsqueeze(-1)
         base = self.base_body_id

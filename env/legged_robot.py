@@ -17,7 +17,7 @@ import torch
 
 from env.domain_rand import DomainRandomizer
 from env.sim import load_backend
-from env.sim.mj_model import actuated_joint_names, load_mj_model
+from env.sim.scene import actuated_joint_names, load_mj_model, touch_sensor, velocity_sensor
 from env.utils.math import quat_from_yaw, quat_mul, quat_rotate_inverse, sample_uniform
 from utils.yaml import Cfg
 
@@ -44,9 +44,6 @@ class LeggedRobotEnv:
         m, cfg = self.model, self.cfg
         self.dof_names = actuated_joint_names(m)
         self.num_dof = len(self.dof_names)
-        missing = [n for n in self.dof_names if n not in cfg.init_state.default_joint_angles]
-        if missing:
-            raise ValueError(f"init_state.default_joint_angles lacks joints: {', '.join(missing)}")
         self.default_dof_pos = torch.tensor(
             [cfg.init_state.default_joint_angles[n] for n in self.dof_names], device=self.device
         ).unsqueeze(0)
@@ -55,22 +52,19 @@ class LeggedRobotEnv:
         self.qvel_idx = torch.tensor([int(m.jnt_dofadr[j]) for j in jnt_ids])
         self.dof_pos_limits = torch.tensor(m.jnt_range[jnt_ids], dtype=torch.float32, device=self.device)
         self.torque_limits = torch.tensor(m.actuator_forcerange[:, 1], dtype=torch.float32, device=self.device)
-        self.base_body_id = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, cfg.asset.base_body)
-        if self.base_body_id < 0:
-            raise ValueError(f"asset.base_body '{cfg.asset.base_body}' is not a body of {cfg.asset.file}")
+        self.base_body_id = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, cfg.asset.base_body)  # checked by the scene
 
     def _init_sensors(self) -> None:
-        def columns(names: list[str]) -> torch.Tensor:
-            return torch.tensor([self.sim.sensor_slice(n).start for n in names], dtype=torch.long)
+        """Columns of `sensordata` holding the touch (and foot velocity) sensors the scene put on the named bodies."""
+        def columns(bodies: list[str], width: int = 1, sensor=touch_sensor) -> torch.Tensor:
+            starts = [self.sim.sensor_slice(sensor(b)).start for b in bodies]
+            return torch.tensor([s + k for s in starts for k in range(width)], dtype=torch.long)
 
-        self.foot_cols = columns(self.cfg.asset.foot_sensors)
-        vel_sensors = list(getattr(self.cfg.asset, "foot_velocity_sensors", []))
-        if vel_sensors and len(vel_sensors) != len(self.foot_cols):
-            raise ValueError(f"asset.foot_velocity_sensors needs one sensor per foot ({len(self.foot_cols)}), got {len(vel_sensors)}")
-        self.foot_vel_cols = torch.tensor([[self.sim.sensor_slice(n).start + k for k in range(3)] for n in vel_sensors],
-                                          dtype=torch.long).reshape(-1)
-        self.termination_cols = columns(self.cfg.asset.termination_sensors)
-        self.penalized_cols = columns(self.cfg.asset.penalized_sensors)
+        asset = self.cfg.asset
+        self.foot_cols = columns(asset.foot_bodies)
+        self.foot_vel_cols = columns(asset.foot_bodies, 3, velocity_sensor)
+        self.termination_cols = columns(asset.termination_bodies)
+        self.penalized_cols = columns(asset.penalized_bodies)
         self.num_feet = len(self.foot_cols)
 
     def _init_buffers(self) -> None:

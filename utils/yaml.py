@@ -90,7 +90,8 @@ class ParamsProcess:
 # A section and a dict-valued field (e.g. control.stiffness, by joint name) are
 # both mappings in YAML; the dict-valued fields are named here. A new dict-valued
 # field must be added to this set, or it would be read back as a section.
-DICT_FIELDS = {"stiffness", "damping", "default_joint_angles"}
+DICT_FIELDS = {"stiffness", "damping", "torque_limits", "default_joint_angles", "collision_primitives",
+               "joint_armature", "joint_damping", "joint_friction"}
 
 
 def _public_names(cls: type) -> list[str]:

@@ -86,8 +86,6 @@ def feet_air_time(task) -> torch.Tensor:
 def foot_slip(task) -> torch.Tensor:
     """Squared horizontal speed of the feet that are on the ground."""
     env = task.env
-    if env.foot_vel.shape[1] == 0:
-        raise ValueError("rewards.scales.foot_slip needs asset.foot_velocity_sensors (framelinvel per foot)")
     speed_sq = torch.sum(torch.square(env.foot_vel[:, :, :2]), dim=2)
     return torch.sum(speed_sq * env.foot_contact, dim=1)
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from config import load_config
-from env.sim.mj_model import load_mj_model
+from env.sim.scene import load_mj_model
 from standing import home_data, projected_gravity, stand
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -32,8 +32,9 @@ THIGH_SENSORS = tuple(f"{leg}_thigh_touch" for leg in LEGS)
 
 @pytest.fixture(scope="module")
 def model() -> mujoco.MjModel:
+    """The training scene composed from the robot file and config/go2.py (env.sim.scene)."""
     assert GO2_XML.is_file(), GO2_XML
-    return mujoco.MjModel.from_xml_path(str(GO2_XML))
+    return load_mj_model(load_config("go2"))
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +126,8 @@ def test_home_keyframe_and_foot_geometry(model):
         sole_z = data.geom_xpos[g][2] - model.geom_size[g][0]
         assert data.qpos[2] - sole_z == pytest.approx(0.2884, abs=5e-4)
         assert 0.0 < sole_z < 0.003  # spawned just above the floor
-        # the touch site encloses its foot
-        s = model.site(f"{leg}_foot_site").id
+        # the touch site (a box the scene put around the foot body's geoms) is centred on its foot
+        s = model.site(f"{leg}_foot_contact").id
         np.testing.assert_allclose(data.site_xpos[s], data.geom_xpos[g], atol=1e-12)
         assert model.site_size[s][0] > model.geom_size[g][0]
     assert data.ncon == 0
@@ -160,7 +161,7 @@ def test_stands_in_default_pose(cfg, cfg_model):
     feet = [sensor(data, n) for n in FOOT_SENSORS]
     assert all(f > 0 for f in feet), feet
     assert sum(feet) == pytest.approx(weight(model), rel=0.10)
-    for name in ("base_touch",) + THIGH_SENSORS:
+    for name in ("base_link_touch",) + THIGH_SENSORS:
         assert sensor(data, name) == 0.0
     # only the feet touch the floor
     touching = {model.geom(int(g)).name for c in data.contact[: data.ncon] for g in c.geom}
@@ -178,7 +179,7 @@ def test_trunk_touch_when_upside_down(cfg_model):
         mujoco.mj_step(model, data)
     # resting on the trunk, the sensor carries the whole weight without chatter (low solver
     # iteration counts make this contact flicker, see assets/go2/go2.xml)
-    assert sensor(data, "base_touch") == pytest.approx(weight(model), rel=0.10)
+    assert sensor(data, "base_link_touch") == pytest.approx(weight(model), rel=0.10)
     assert projected_gravity(data)[2] > 0.9  # really upside down
     assert all(sensor(data, n) == 0.0 for n in FOOT_SENSORS)
 
@@ -197,7 +198,7 @@ def test_thigh_touch_when_kneeling(cfg_model):
     thighs = [sensor(data, n) for n in THIGH_SENSORS]
     assert all(f > 0.0 for f in thighs), thighs
     assert sum(thighs) == pytest.approx(weight(model), rel=0.10)
-    assert all(sensor(data, n) == 0.0 for n in FOOT_SENSORS + ("base_touch",))
+    assert all(sensor(data, n) == 0.0 for n in FOOT_SENSORS + ("base_link_touch",))
 
 
 def test_imu_sensors_present(model):

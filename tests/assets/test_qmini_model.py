@@ -1,4 +1,4 @@
-"""Sanity tests for our Qmini MJCF (assets/qmini/qmini.xml)."""
+"""Sanity tests for our Qmini MJCF (assets/qmini/qmini.xml), in the scene training composes from it."""
 
 from pathlib import Path
 
@@ -24,12 +24,17 @@ JOINT_RANGES = [
 EFFORTS = [20, 60, 20, 20, 20] * 2
 STIFFNESS = [55, 105, 75, 45, 30] * 2
 DEFAULT_POSE = np.array([0.4, -0.1, -1.5, 1.0, -1.3, -0.4, 0.1, 1.5, -1.0, 1.3])
-FOOT_SENSORS = ("foot_l_touch", "foot_r_touch")
+FOOT_SENSORS = ("ankle_pitch_l_touch", "ankle_pitch_r_touch")
+FALLEN_SENSORS = ("base_link_touch", "knee_pitch_l_touch", "knee_pitch_r_touch")
 
 
-def load_model() -> mujoco.MjModel:
+def load_model(overrides: tuple[str, ...] = ()) -> mujoco.MjModel:
+    """The training scene of config/qmini.py (env.sim.scene), with config overrides."""
+    from config import load_config
+    from env.sim.scene import load_mj_model
+
     assert QMINI_XML.is_file(), QMINI_XML
-    return mujoco.MjModel.from_xml_path(str(QMINI_XML))
+    return load_mj_model(load_config("qmini", list(overrides)))
 
 
 @pytest.fixture(scope="module")
@@ -116,20 +121,14 @@ def test_only_selected_geoms_collide(model):
         assert model.geom_conaffinity[g] == 1
 
 
-def config_model(dt: float) -> mujoco.MjModel:
-    """The model as training builds it: the config's solver settings and gains, at physics step dt."""
-    from config import load_config
-    from env.sim.mj_model import load_mj_model
-
-    return load_mj_model(load_config("qmini", [f"sim.dt={dt}"]))
-
-
 def model_at(model, dt: float, source: str):
-    """The MJCF as written ("mjcf", its timestep set to dt; tests put 0.005 back) or as training builds it."""
-    if source == "config":
-        return config_model(dt)
-    model.opt.timestep = dt
-    return model
+    """The scene at physics step dt with the solver settings of the MJCF's <option> ("mjcf": what
+    deploy.sim2sim runs) or of the config ("config": what training runs)."""
+    overrides = [f"sim.dt={dt}"]
+    if source == "mjcf":
+        raw = mujoco.MjModel.from_xml_path(str(QMINI_XML))
+        overrides += [f"sim.iterations={raw.opt.iterations}", f"sim.ls_iterations={raw.opt.ls_iterations}"]
+    return load_model(tuple(overrides))
 
 
 @pytest.mark.parametrize("source", ["mjcf", "config"])
@@ -148,7 +147,7 @@ def test_soles_carry_the_robot_after_landing(model, dt, source):
         feet = [sensor(model, data, n) for n in FOOT_SENSORS]
         assert all(f > 0 for f in feet), feet
         assert sum(feet) == pytest.approx(weight, rel=0.10)
-        for name in ("base_touch", "knee_l_touch", "knee_r_touch"):
+        for name in FALLEN_SENSORS:
             assert sensor(model, data, name) == 0.0
     finally:
         model.opt.timestep = 0.005
@@ -191,7 +190,7 @@ def test_torso_touch_when_upside_down(model):
         data.ctrl[:] = DEFAULT_POSE
         mujoco.mj_step(model, data)
     weight = model.body_mass.sum() * -model.opt.gravity[2]
-    base = sensor(model, data, "base_touch")
+    base = sensor(model, data, "base_link_touch")
     assert base > 0.5 * weight
     assert projected_gravity(data)[2] > 0.9  # really upside down
 

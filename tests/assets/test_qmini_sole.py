@@ -12,6 +12,9 @@ import mujoco
 import numpy as np
 import pytest
 
+from env.sim.scene import SITE_MARGIN
+from test_qmini_model import load_model
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QMINI_XML = REPO_ROOT / "assets" / "qmini" / "qmini.xml"
 DEFAULT_POSE = np.array([0.4, -0.1, -1.5, 1.0, -1.3, -0.4, 0.1, 1.5, -1.0, 1.3])
@@ -29,13 +32,13 @@ SIDES = {"l": 1.0, "r": -1.0}
 
 @pytest.fixture(scope="module")
 def model() -> mujoco.MjModel:
-    return mujoco.MjModel.from_xml_path(str(QMINI_XML))
+    return load_model()
 
 
 @pytest.fixture(scope="module")
 def ray_model(model) -> mujoco.MjModel:
     """A copy whose geom group 0 holds only the foot collision geoms, for mj_ray."""
-    copy = mujoco.MjModel.from_xml_path(str(QMINI_XML))
+    copy = load_model()
     feet = set(foot_geoms(model, "l") + foot_geoms(model, "r"))
     copy.geom_group[:] = [0 if g in feet else 5 for g in range(model.ngeom)]
     return copy
@@ -120,7 +123,7 @@ def test_contact_strip_width_and_place(ray_model, data, side, x):
 
 
 def sole_vertices_in_site_frame(model, data, side):
-    site = model.site(f"foot_{side}_site").id
+    site = model.site(f"ankle_pitch_{side}_contact").id
     rot, pos = data.site_xmat[site].reshape(3, 3), data.site_xpos[site]
     pts = []
     for g in foot_geoms(model, side):
@@ -134,12 +137,12 @@ def sole_vertices_in_site_frame(model, data, side):
 
 @pytest.mark.parametrize("side", SIDES)
 def test_touch_site_tightly_encloses_the_sole(model, data, side):
-    assert model.site_type[model.site(f"foot_{side}_site").id] == mujoco.mjtGeom.mjGEOM_BOX
+    assert model.site_type[model.site(f"ankle_pitch_{side}_contact").id] == mujoco.mjtGeom.mjGEOM_BOX
     pts, half = sole_vertices_in_site_frame(model, data, side)
     margin_lo = half - pts.max(axis=0)
     margin_hi = half + pts.min(axis=0)
     assert np.all(margin_lo >= 0.001) and np.all(margin_hi >= 0.001), (margin_lo, margin_hi)
-    assert np.all(margin_lo <= 0.005) and np.all(margin_hi <= 0.005), (margin_lo, margin_hi)
+    assert np.all(margin_lo <= SITE_MARGIN + 1e-9) and np.all(margin_hi <= SITE_MARGIN + 1e-9), (margin_lo, margin_hi)
 
 
 def test_sole_contacts_register_on_touch_sensors(model, ray_model):
@@ -154,13 +157,13 @@ def test_sole_contacts_register_on_touch_sensors(model, ray_model):
     assert data.ncon > 0
     for side in SIDES:
         geoms = set(foot_geoms(model, side))
-        site = model.site(f"foot_{side}_site").id
+        site = model.site(f"ankle_pitch_{side}_contact").id
         rot, pos, half = data.site_xmat[site].reshape(3, 3), data.site_xpos[site], model.site_size[site]
         contacts = [c for c in data.contact[:data.ncon] if {int(c.geom1), int(c.geom2)} & geoms]
         assert contacts
         for c in contacts:
             assert np.all(np.abs((c.pos - pos) @ rot) <= half)
-        assert data.sensor(f"foot_{side}_touch").data[0] > 0.0
+        assert data.sensor(f"ankle_pitch_{side}_touch").data[0] > 0.0
 
 
 def test_default_pose_com_over_flat_sole(model, data):

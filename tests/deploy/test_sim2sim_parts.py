@@ -101,9 +101,10 @@ def test_observation_matches_the_training_env_qmini(qmini_experiment):
 
 def test_spawn_height_and_feet(go2_export):
     robot = build_robot(GO2_MODEL, read_policy_yaml(go2_export))
-    assert robot.keyframe_height == pytest.approx(0.29)
+    assert robot.keyframe_height is None  # a robot-only MJCF: no keyframe, and no floor (one is added)
+    assert robot.model.geom(robot.floor_geoms[0]).name == "floor"
     # the MJCF's comment: at 0.29 the soles are 1.6 mm above the floor; computed: 1.5 mm
-    assert robot.computed_height == pytest.approx(0.29 - 0.0001, abs=5e-4)
+    assert robot.spawn_height == robot.computed_height == pytest.approx(0.29 - 0.0001, abs=5e-4)
     assert [robot.geom_name(g) for g in robot.foot_geoms] == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
 
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from env.sim import load_backend
-from env.sim.mj_model import actuated_joint_names, load_mj_model
+from env.sim.scene import actuated_joint_names, load_mj_model
 from env.sim.mujoco_backend import MujocoBackend
 
 
@@ -58,7 +58,7 @@ def test_reset_sets_state_and_recomputes_sensors(qmini_cfg):
     qpos[0, 2] = 0.3  # pushed into the floor: the feet must report contact right after reset
     sim.reset(ids, qpos, torch.zeros(1, model.nv), qpos[:, 7:])
     assert sim.qpos[0, 2] == 0.3
-    feet = [sim.sensor_slice(n).start for n in ["foot_l_touch", "foot_r_touch"]]
+    feet = [sim.sensor_slice(n).start for n in ["ankle_pitch_l_touch", "ankle_pitch_r_touch"]]
     assert (sim.sensordata[0, feet] > 0).all()
     assert sim.batch.bind("time")[0] < sim.batch.bind("time")[1]  # clock restarted
 
@@ -77,21 +77,29 @@ def test_unknown_sensor_lists_sensors(qmini_cfg):
     try:
         sim.sensor_slice("nope")
     except ValueError as err:
-        assert "foot_l_touch" in str(err)
+        assert "ankle_pitch_l_touch" in str(err)
     else:
         raise AssertionError("expected ValueError")
 
 
 def test_pd_gains_from_config_reach_the_actuators(qmini_cfg):
-    qmini_cfg.control.stiffness = {"knee": 12.0}
-    qmini_cfg.control.damping = {"knee": 0.7}
+    qmini_cfg.control.stiffness = {**qmini_cfg.control.stiffness, "knee": 12.0}
+    qmini_cfg.control.damping = {**qmini_cfg.control.damping, "knee": 0.7}
+    qmini_cfg.control.torque_limits = {**qmini_cfg.control.torque_limits, "knee": 7.5}
     model = load_mj_model(qmini_cfg)
     names = actuated_joint_names(model)
     knee = names.index("knee_pitch_l")
     assert model.actuator_gainprm[knee, 0] == 12.0
     assert tuple(model.actuator_biasprm[knee, 1:3]) == (-12.0, -0.7)
+    assert tuple(model.actuator_forcerange[knee]) == (-7.5, 7.5)
     hip = names.index("hip_yaw_l")
-    assert model.actuator_gainprm[hip, 0] == 55.0  # left as the MJCF has it
+    assert model.actuator_gainprm[hip, 0] == 55.0 and tuple(model.actuator_forcerange[hip]) == (-20.0, 20.0)
+
+
+def test_a_joint_without_gains_is_one_clear_error(qmini_cfg):
+    qmini_cfg.control.stiffness = {k: v for k, v in qmini_cfg.control.stiffness.items() if k != "ankle"}
+    with pytest.raises(ValueError, match="joint 'ankle_pitch_l' has no PD gain: add a key matching it to control.stiffness"):
+        load_mj_model(qmini_cfg)
 
 
 def test_unknown_backend_lists_available(qmini_cfg):

@@ -5,7 +5,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from env.sim.mj_model import asset_path
+from config import load_config
+from env.sim.scene import load_mj_model
 from utils.video import VideoRecorder, configure_headless_gl
 
 imageio = pytest.importorskip("imageio.v2")
@@ -32,7 +33,7 @@ def test_records_a_tracking_video_in_process(tmp_path, monkeypatch):
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     if os.environ.get("MUJOCO_GL", "") not in ("egl", "osmesa"):
         monkeypatch.setenv("MUJOCO_GL", "egl")
-    model = mujoco.MjModel.from_xml_path(str(asset_path("assets/qmini/qmini.xml")))
+    model = load_mj_model(load_config("qmini"))
     base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "base_link")
     qpos = model.key_qpos[0].copy()
     samples = model.vis.quality.offsamples

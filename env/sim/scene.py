@@ -1,0 +1,242 @@
+"""Compose the training scene in code from the robot file and the config (MuJoCo's `MjSpec`).
+
+Every backend starts from the `MjModel` built here, so the robot file stays a plain
+robot description (URDF or MJCF, see `env.sim.robot_file`) and everything a training
+run adds comes from the config, in one place:
+
+- a free joint on ``asset.base_body`` if it has none;
+- the floor (friction from ``terrain``), a light and a sky for pictures;
+- one position actuator per controlled joint (every hinge and slide joint, in model
+  order): gain kp, bias (0, -kp, -kd) from ``control.stiffness/damping``, torque limit
+  from ``control.torque_limits`` or the file's (a URDF's ``effort``), ctrl range = joint range;
+- for every body named in ``asset.foot_bodies``, ``termination_bodies`` and
+  ``penalized_bodies``: a box site around its collision geoms and a touch sensor
+  ``<body>_touch`` on it (the normal force of every contact of that body), plus a
+  world-frame velocity sensor ``<body>_vel`` on each foot;
+- robot collision geoms collide with the floor only, unless ``asset.self_collisions``;
+- physics options (dt, integrator, solver, cone, iterations, gravity) from ``sim``;
+- a "home" keyframe: ``init_state`` pose with the default joint angles.
+
+The file's own actuators, actuator sensors, keyframes and floor planes are replaced.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from env.sim.robot_file import RobotFileError, asset_path, by_substring, check_keys_match, load_robot_spec
+from utils.yaml import Cfg
+
+__all__ = ["asset_path", "compose_scene", "load_mj_model", "actuated_joint_names", "sensor_bodies",
+           "touch_sensor", "velocity_sensor", "RobotFileError"]
+
+_CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
+_SOLVERS = {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG, "pgs": mujoco.mjtSolver.mjSOL_PGS}
+_INTEGRATORS = {"implicitfast": mujoco.mjtIntegrator.mjINT_IMPLICITFAST, "implicit": mujoco.mjtIntegrator.mjINT_IMPLICIT,
+                "euler": mujoco.mjtIntegrator.mjINT_EULER, "rk4": mujoco.mjtIntegrator.mjINT_RK4}
+_ONE_DOF = (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE)
+SITE_MARGIN = 0.005  # m, contact sites reach this far beyond the body's collision geoms
+
+
+def touch_sensor(body: str) -> str:
+    return f"{body}_touch"
+
+
+def velocity_sensor(body: str) -> str:
+    return f"{body}_vel"
+
+
+def sensor_bodies(asset: Cfg) -> list[str]:
+    """Bodies that get a contact site and touch sensor, each once, in config order."""
+    names = list(asset.foot_bodies) + list(asset.termination_bodies) + list(asset.penalized_bodies)
+    return list(dict.fromkeys(names))
+
+
+def load_mj_model(cfg: Cfg) -> mujoco.MjModel:
+    """The compiled training scene of ``cfg`` (see the module docstring)."""
+    return compile_spec(compose_scene(cfg), cfg.asset.file)
+
+
+def compile_spec(spec: mujoco.MjSpec, what: str) -> mujoco.MjModel:
+    try:
+        return spec.compile()
+    except Exception as err:  # noqa: BLE001 - MuJoCo raises ValueError or its own types
+        raise RobotFileError(f"cannot compile {what}: {' '.join(str(err).split())[:240]}") from None
+
+
+def compose_scene(cfg: Cfg) -> mujoco.MjSpec:
+    spec = load_robot_spec(cfg.asset)
+    _strip_scene_parts(spec)
+    base = _base_body(spec, cfg.asset.base_body)
+    if not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in base.joints):
+        base.add_freejoint(name="root")
+    _set_collisions(spec, base, bool(cfg.asset.self_collisions))
+    _add_floor(spec, cfg.terrain)
+    _set_options(spec, cfg.sim)
+    robot = compile_spec(spec, cfg.asset.file)
+    joints = [mujoco.mj_id2name(robot, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(robot.njnt)
+              if robot.jnt_type[j] in [int(t) for t in _ONE_DOF]]
+    _add_actuators(spec, robot, joints, cfg.control)
+    _add_sensors(spec, robot, cfg.asset)
+    _add_home_key(spec, robot, joints, cfg.init_state)
+    return spec
+
+
+def _strip_scene_parts(spec: mujoco.MjSpec) -> None:
+    actuator_sensors = {mujoco.mjtSensor.mjSENS_ACTUATORPOS, mujoco.mjtSensor.mjSENS_ACTUATORVEL,
+                        mujoco.mjtSensor.mjSENS_ACTUATORFRC}
+    for item in list(spec.actuators) + list(spec.keys) + [s for s in spec.sensors if s.type in actuator_sensors]:
+        spec.delete(item)
+    for geom in list(spec.worldbody.geoms):
+        if geom.type == mujoco.mjtGeom.mjGEOM_PLANE:
+            spec.delete(geom)
+
+
+def _base_body(spec: mujoco.MjSpec, name: str) -> mujoco.MjsBody:
+    body = spec.body(name)
+    if body is None:
+        roots = [b.name for b in spec.worldbody.bodies]
+        raise RobotFileError(f"asset.base_body '{name}' is not a body of the robot; its root link(s): {', '.join(roots)}")
+    if body.parent.name != "world":
+        raise RobotFileError(f"asset.base_body '{name}' must be a root link (directly under the world), "
+                             f"not a child of '{body.parent.name}'")
+    return body
+
+
+def _subtree_bodies(body: mujoco.MjsBody) -> list[mujoco.MjsBody]:
+    return [body] + [b for child in body.bodies for b in _subtree_bodies(child)]
+
+
+def _set_collisions(spec: mujoco.MjSpec, base: mujoco.MjsBody, self_collisions: bool) -> None:
+    """Collision geoms (those with contype or conaffinity set) hit the floor; each other only if asked."""
+    for body in _subtree_bodies(base):
+        for geom in body.geoms:
+            if geom.contype or geom.conaffinity:
+                geom.contype, geom.conaffinity = (1 if self_collisions else 0), 1
+
+
+def _add_floor(spec: mujoco.MjSpec, terrain: Cfg) -> None:
+    if terrain.mesh_type != "plane":
+        raise RobotFileError(f"terrain.mesh_type '{terrain.mesh_type}' is not available; use 'plane'")
+    tex = spec.add_texture(name="scene_grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
+                           builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=512, height=512,
+                           rgb1=[0.2, 0.3, 0.4], rgb2=[0.1, 0.15, 0.2])
+    spec.add_texture(name="scene_sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+                     builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT, width=256, height=256,
+                     rgb1=[0.4, 0.6, 0.8], rgb2=[0.0, 0.0, 0.0])
+    material = spec.add_material(name="scene_grid", texrepeat=[1, 1], texuniform=True, reflectance=0.1)
+    material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
+    spec.visual.headlight.diffuse = [0.6, 0.6, 0.6]
+    spec.visual.headlight.ambient = [0.3, 0.3, 0.3]
+    spec.visual.headlight.specular = [0.0, 0.0, 0.0]
+    spec.worldbody.add_light(name="scene_sun", pos=[0, 0, 3], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
+                            material=material.name, contype=1, conaffinity=0, condim=3,
+                            friction=[float(terrain.static_friction), 0.005, 0.0001])
+
+
+def _set_options(spec: mujoco.MjSpec, sim: Cfg) -> None:
+    for field, table in (("cone", _CONES), ("solver", _SOLVERS), ("integrator", _INTEGRATORS)):
+        if getattr(sim, field) not in table:
+            raise RobotFileError(f"sim.{field} must be one of {', '.join(table)}, got '{getattr(sim, field)}'")
+    spec.option.timestep = float(sim.dt)
+    spec.option.integrator = _INTEGRATORS[sim.integrator]
+    spec.option.cone = _CONES[sim.cone]
+    spec.option.solver = _SOLVERS[sim.solver]
+    spec.option.iterations = int(sim.iterations)
+    spec.option.ls_iterations = int(sim.ls_iterations)
+    spec.option.gravity = [float(g) for g in sim.gravity]
+
+
+def _add_actuators(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str], control: Cfg) -> None:
+    for field in ("stiffness", "damping", "torque_limits"):
+        check_keys_match(f"control.{field}", dict(getattr(control, field)), joints)
+    kp = by_substring(joints, dict(control.stiffness))
+    kd = by_substring(joints, dict(control.damping))
+    limits = by_substring(joints, dict(control.torque_limits))
+    for name in joints:
+        jid = mujoco.mj_name2id(robot, mujoco.mjtObj.mjOBJ_JOINT, name)
+        if name not in kp or name not in kd:
+            raise RobotFileError(f"joint '{name}' has no PD gain: add a key matching it to control.stiffness and control.damping")
+        limit = limits.get(name)
+        if limit is None and robot.jnt_actfrclimited[jid]:
+            limit = float(np.max(np.abs(robot.jnt_actfrcrange[jid])))  # a URDF's <limit effort=...>
+        if limit is None:
+            raise RobotFileError(f"joint '{name}' has no torque limit: add a key matching it to control.torque_limits "
+                                 f"(or an effort limit in the robot file)")
+        act = spec.add_actuator(name=name, target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.gaintype, act.biastype = mujoco.mjtGain.mjGAIN_FIXED, mujoco.mjtBias.mjBIAS_AFFINE
+        act.gainprm[0] = kp[name]
+        act.biasprm[:3] = [0.0, -kp[name], -kd[name]]
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.forcerange = [-limit, limit]
+        if robot.jnt_limited[jid]:
+            act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+            act.ctrlrange = [float(v) for v in robot.jnt_range[jid]]
+
+
+def body_collision_box(model: mujoco.MjModel, body: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Centre and half-extents, in the body frame, of the box around the body's collision geoms (None if none).
+
+    Mesh geoms count with their vertices (a tight box); primitives with the corners of their own bounding box.
+    """
+    points = []
+    for g in np.flatnonzero(model.geom_bodyid == body):
+        if not (model.geom_contype[g] or model.geom_conaffinity[g]):
+            continue
+        mesh = model.geom_dataid[g] if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH else -1
+        if mesh >= 0:
+            local = model.mesh_vert[model.mesh_vertadr[mesh]:model.mesh_vertadr[mesh] + model.mesh_vertnum[mesh]]
+        else:
+            centre, half = model.geom_aabb[g, :3], model.geom_aabb[g, 3:]
+            local = centre + half * np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, model.geom_quat[g])
+        points.append(local @ rot.reshape(3, 3).T + model.geom_pos[g])
+    if not points:
+        return None
+    pts = np.concatenate(points)
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    return (lo + hi) / 2, (hi - lo) / 2
+
+
+def _add_sensors(spec: mujoco.MjSpec, robot: mujoco.MjModel, asset: Cfg) -> None:
+    roles = (("asset.foot_bodies", asset.foot_bodies), ("asset.termination_bodies", asset.termination_bodies),
+             ("asset.penalized_bodies", asset.penalized_bodies))
+    bodies = [robot.body(i).name for i in range(1, robot.nbody)]
+    for field, names in roles:
+        missing = [n for n in names if n not in bodies]
+        if missing:
+            raise RobotFileError(f"{field}: no body named {', '.join(missing)} in {asset.file}; bodies: {', '.join(bodies)}")
+    for name in sensor_bodies(asset):
+        box = body_collision_box(robot, mujoco.mj_name2id(robot, mujoco.mjtObj.mjOBJ_BODY, name))
+        if box is None:
+            raise RobotFileError(f"body '{name}' (named in asset) has no collision geometry, so it can never touch the ground")
+        centre, half = box
+        site = spec.body(name).add_site(name=f"{name}_contact", type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre.tolist(),
+                                        size=(half + SITE_MARGIN).tolist(), group=4, rgba=[0.2, 0.9, 0.2, 0.25])
+        spec.add_sensor(name=touch_sensor(name), type=mujoco.mjtSensor.mjSENS_TOUCH,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
+    for name in asset.foot_bodies:
+        spec.add_sensor(name=velocity_sensor(name), type=mujoco.mjtSensor.mjSENS_FRAMELINVEL,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f"{name}_contact")
+
+
+def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str], init: Cfg) -> None:
+    missing = [n for n in joints if n not in init.default_joint_angles]
+    if missing:
+        raise RobotFileError(f"init_state.default_joint_angles lacks joint(s): {', '.join(missing)}")
+    qpos = robot.qpos0.copy()
+    free = next(j for j in range(robot.njnt) if robot.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE))
+    adr = int(robot.jnt_qposadr[free])
+    qpos[adr:adr + 7] = list(init.pos) + list(init.rot)
+    ctrl = [float(init.default_joint_angles[n]) for n in joints]
+    for name, angle in zip(joints, ctrl):
+        qpos[robot.jnt_qposadr[mujoco.mj_name2id(robot, mujoco.mjtObj.mjOBJ_JOINT, name)]] = angle
+    spec.add_key(name="home", qpos=qpos.tolist(), ctrl=ctrl)
+
+
+def actuated_joint_names(model: mujoco.MjModel) -> list[str]:
+    """Joint driven by each actuator, in actuator order (the env's dof order)."""
+    return [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, int(model.actuator_trnid[i, 0])) for i in range(model.nu)]
