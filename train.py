@@ -20,6 +20,7 @@ import sys
 
 from config import ConfigError, apply_overrides, available_configs, load_config, load_saved_config
 from env.gym_env_wrapper import make_env
+from env.robot_check import require_fast_check
 from env.utils.args import cli_overrides, get_args
 from rl.distributed import Sync, lost_a_peer, setup as setup_distributed
 from rl.runner import OnPolicyRunner, TrainingHalted
@@ -60,6 +61,7 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
         check_device(args.device, "--device")
     cfg = resolve_config(args, source)
     check_device(cfg.runner.device, "runner.device")
+    require_fast_check(cfg)  # a robot that cannot work fails here, in milliseconds, not after the env is built
     in_place = source is not None and source.dir == experiment.dir
     if not in_place:
         experiment.check_new(args.overwrite)

@@ -64,3 +64,8 @@ def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8
     """Write `text` to `path`, atomically. Creates missing parent directories."""
     data = text.encode(encoding)
     return _atomic_write(path, lambda f: f.write(data))
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write `data` to `path`, atomically. Creates missing parent directories."""
+    return _atomic_write(path, lambda f: f.write(data))

@@ -14,6 +14,7 @@ which is ~5x cheaper on a software renderer; "high" turns them back on.
 from __future__ import annotations
 
 import copy
+import io
 import os
 import sys
 from pathlib import Path
@@ -80,30 +81,25 @@ def _writer(path: Path, fps: float):
                               ffmpeg_log_level="error", ffmpeg_params=["-preset", "veryfast"])
 
 
-class VideoRecorder:
-    """Render frames of one MuJoCo model state at a time and append them to an mp4.
+class FrameRenderer:
+    """Render images of one MuJoCo model state at a time, the camera following a body.
 
     Args:
         model: the MjModel to render (the env's, with its PD gains; geometry is all that matters).
-        path: the mp4 to write.
-        fps: frames per second (play.py: 1 / control period, one frame per policy step).
         track_body: body id the camera follows (the base); -1 for MuJoCo's default free camera.
         distance, elevation, azimuth: camera placement around the tracked body (m, deg, deg).
         width, height: pixels; at most the model's offscreen buffer (640 x 480 by default).
         quality: "fast" (no shadows, reflections, multisampling) or "high".
     """
 
-    def __init__(self, model: Any, path: str | os.PathLike, fps: float, track_body: int = -1,
-                 distance: float = 2.0, elevation: float = -20.0, azimuth: float = 135.0,
-                 width: int = 640, height: int = 480, quality: str = "fast"):
+    def __init__(self, model: Any, track_body: int = -1, distance: float = 2.0, elevation: float = -20.0,
+                 azimuth: float = 135.0, width: int = 640, height: int = 480, quality: str = "fast"):
         if quality not in QUALITIES:
             raise ValueError(f"video quality must be one of {', '.join(QUALITIES)}, got '{quality}'")
         _ensure_offscreen_context()
         import mujoco
 
         self._mujoco = mujoco
-        self.path = Path(path)
-        self.fps = float(fps)
         model = copy.copy(model)  # render settings below must not touch the caller's model
         self.model = model
         self.data = mujoco.MjData(model)
@@ -133,8 +129,6 @@ class VideoRecorder:
             self.camera.azimuth = float(azimuth)
         else:
             mujoco.mjv_defaultFreeCamera(model, self.camera)
-        self._writer = _writer(self.path, self.fps)
-        self.frames = 0
 
     def render(self, qpos: Any, qvel: Any = None):
         """An (H, W, 3) uint8 image of the model at this state."""
@@ -148,6 +142,48 @@ class VideoRecorder:
             self.renderer.scene.flags[flag] = value
         return self.renderer.render()
 
+    def close(self) -> None:
+        if self.renderer is not None:
+            self.renderer.close()
+            self.renderer = None
+
+
+def save_png(image: Any, path: str | os.PathLike) -> Path:
+    """Write an (H, W, 3) uint8 image as PNG (imageio, from the video extra), atomically."""
+    try:
+        import imageio.v2 as imageio
+    except ImportError:
+        raise VideoError("writing a PNG needs imageio: pip install -e '.[video]'") from None
+    from utils.files import atomic_write_bytes
+
+    buffer = io.BytesIO()
+    imageio.imwrite(buffer, image, format="png")
+    return atomic_write_bytes(Path(path), buffer.getvalue())
+
+
+class VideoRecorder:
+    """Render frames of one MuJoCo model state at a time and append them to an mp4.
+
+    Args:
+        model, track_body, distance, elevation, azimuth, width, height, quality: as for `FrameRenderer`.
+        path: the mp4 to write.
+        fps: frames per second (play.py: 1 / control period, one frame per policy step).
+    """
+
+    def __init__(self, model: Any, path: str | os.PathLike, fps: float, track_body: int = -1,
+                 distance: float = 2.0, elevation: float = -20.0, azimuth: float = 135.0,
+                 width: int = 640, height: int = 480, quality: str = "fast"):
+        self.frame_renderer = FrameRenderer(model, track_body, distance, elevation, azimuth, width, height, quality)
+        self.model, self.size = self.frame_renderer.model, self.frame_renderer.size
+        self.path = Path(path)
+        self.fps = float(fps)
+        self._writer = _writer(self.path, self.fps)
+        self.frames = 0
+
+    def render(self, qpos: Any, qvel: Any = None):
+        """An (H, W, 3) uint8 image of the model at this state."""
+        return self.frame_renderer.render(qpos, qvel)
+
     def add_frame(self, qpos: Any, qvel: Any = None) -> None:
         self._writer.append_data(self.render(qpos, qvel))
         self.frames += 1
@@ -156,9 +192,7 @@ class VideoRecorder:
         if self._writer is not None:
             self._writer.close()
             self._writer = None
-        if self.renderer is not None:
-            self.renderer.close()
-            self.renderer = None
+        self.frame_renderer.close()
 
     def __enter__(self) -> "VideoRecorder":
         return self

@@ -227,6 +227,10 @@ def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str],
     missing = [n for n in joints if n not in init.default_joint_angles]
     if missing:
         raise RobotFileError(f"init_state.default_joint_angles lacks joint(s): {', '.join(missing)}")
+    unknown = [n for n in init.default_joint_angles if n not in joints]
+    if unknown:
+        raise RobotFileError(f"init_state.default_joint_angles names joint(s) {', '.join(unknown)}, which the robot "
+                             f"does not have; its joints: {', '.join(joints)}")
     qpos = robot.qpos0.copy()
     free = next(j for j in range(robot.njnt) if robot.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE))
     adr = int(robot.jnt_qposadr[free])
