@@ -167,7 +167,7 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _type_problem(value: Any, ref: Any) -> str | None:
+def _type_problem(value: Any, ref: Any, name: str = "") -> str | None:
     """What `value` should be, judged by the reference default `ref`; None when the type fits."""
     if ref is None:
         return None  # a field whose default is None takes a value of any type (its rule checks it)
@@ -179,6 +179,9 @@ def _type_problem(value: Any, ref: Any) -> str | None:
         return None if _number(value) else f"a finite number, e.g. {ref:g}"
     if isinstance(ref, str):
         return None if isinstance(value, str) else f"a string, e.g. {ref!r}"
+    if isinstance(ref, dict) and name in TEXT_DICT_FIELDS:
+        ok = isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+        return None if ok else "a mapping of names to names"
     if isinstance(ref, dict):
         ok = isinstance(value, dict) and all(isinstance(k, str) and _number(v) for k, v in value.items())
         return None if ok else "a mapping of names to numbers"
@@ -224,7 +227,7 @@ def _check_section(cfg: Cfg, reference: Cfg, prefix: str, origin: str, allow_unk
         rule = RULES.get(key) or next((r for p, r in PREFIX_RULES.items() if key.startswith(p)), None)
         if value is None and rule is not None and rule(None) is None:
             continue  # an optional field (its Base default is None), whatever the robot class sets
-        problem = _type_problem(value, ref)
+        problem = _type_problem(value, ref, name)
         if problem is None and rule is not None:
             problem = rule(value)
         if problem is not None:

@@ -3,11 +3,13 @@
     python -m deploy.sim2sim --export experiments/run1 --model assets/go2/go2.xml
     python -m deploy.sim2sim --export DIR --model PATH --commands "0.5,0,0@5;0,0,1@5" --episodes 4
     python -m deploy.sim2sim --export DIR --model PATH --suite --out suite.json      # nominal + perturbations
+    python -m deploy.sim2sim --export DIR                  # on DIR/scene.xml, the robot as trained
 
 Reads only DIR/policy.yaml and DIR/policy.onnx (or DIR/export/...); imports onnxruntime,
 numpy, mujoco and yaml, never torch or the training code. --model is any MJCF of the same
-robot with a floor (the project's own: assets/<robot>/<robot>.xml). Bad input prints one
-line `error: ...` and exits with status 2 before anything is written.
+robot (the project's own: assets/<robot>/<robot>.xml; a floor is added to a file without
+one); without it, the export's scene.xml. Bad input prints one line `error: ...` and exits
+with status 2 before anything is written.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults  # noqa: E402
 from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episodes  # noqa: E402
 from deploy.observation import check_terms  # noqa: E402
 from deploy.perturb import VARIANTS, Variant, parse_variants, variant_model  # noqa: E402
-from deploy.policy_io import DeployError, OnnxPolicy, PolicySpec, load_policy  # noqa: E402
+from deploy.policy_io import DeployError, OnnxPolicy, PolicySpec, load_policy, resolve_export_dir  # noqa: E402
 from deploy.report import episode_table, suite_table, verdict, write_json  # noqa: E402
 from deploy.robot_model import RobotModel, build_robot  # noqa: E402
 
@@ -75,8 +77,8 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
     p = _Parser(prog="python -m deploy.sim2sim", description=__doc__.split("\n\n")[0])
     p.add_argument("--export", required=True, metavar="DIR", help="folder with policy.yaml + policy.onnx, or one "
                    "holding export/ (an experiment or benchmarks/results/<robot>/policy)")
-    p.add_argument("--model", required=True, metavar="MJCF", help="MJCF of the robot with a floor; the project's "
-                   "own is assets/<robot>/<robot>.xml")
+    p.add_argument("--model", default=None, metavar="MJCF", help="MJCF of the robot (a floor is added if it has "
+                   "none); default: the export's scene.xml, the robot as trained")
     p.add_argument("--episodes", type=_count, default=24, help="episodes per model (default 24)")
     p.add_argument("--duration", type=_positive, default=20.0, help="s per episode (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seeds headings, random commands and pushes (default 0)")
@@ -177,6 +179,15 @@ def _worker(job: tuple) -> tuple[str, dict[str, Any]]:
     return name, run_variant(spec, policy, build_robot(model_path, spec), VARIANTS[name], opts)
 
 
+def default_model(export: str) -> str:
+    """The export's scene.xml (written by play.py --export since the scene is composed in code)."""
+    scene = resolve_export_dir(export) / "scene.xml"
+    if not scene.is_file():
+        raise DeployError(f"{scene.parent} has no scene.xml (exported by an older version): pass --model MJCF, "
+                          "or export again with play.py --name RUN --export")
+    return str(scene)
+
+
 def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     recorder = None
@@ -186,6 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         _check_output(args.video, "--video")
         spec, policy = load_policy(args.export)
         check_terms(spec)
+        args.model = args.model or default_model(args.export)
         robot = build_robot(args.model, spec)
         opts, notes = build_options(args, spec, robot)
         variants = parse_variants(args.variants) if args.suite else [VARIANTS["nominal"]]

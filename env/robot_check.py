@@ -160,13 +160,18 @@ def convex_hull(points: np.ndarray) -> np.ndarray:
     def half(seq):
         out: list = []
         for p in seq:
-            while len(out) >= 2 and np.cross(np.subtract(out[-1], out[-2]), np.subtract(p, out[-2])) <= 0:
+            while len(out) >= 2 and _turn(out[-2], out[-1], p) <= 0:
                 out.pop()
             out.append(p)
         return out
 
     lower, upper = half(pts), half(reversed(pts))
     return np.array(lower[:-1] + upper[:-1])
+
+
+def _turn(a, b, c) -> float:
+    """z of (b - a) x (c - a): positive for a left turn."""
+    return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
 
 
 def polygon_area(hull: np.ndarray) -> float:

@@ -3,6 +3,8 @@
     experiments/<name>/export/policy.onnx     input "obs" (batch, num_obs) -> output "actions" (batch, num_actions)
     experiments/<name>/export/policy.jit.pt   the same network as TorchScript (torch.jit.load)
     experiments/<name>/export/policy.yaml     what a robot-side program needs besides the network
+    experiments/<name>/export/scene.xml       the robot as trained, one standalone MJCF (+ meshes/):
+                                              what deploy.sim2sim runs by default
 
 Both networks contain the observation normaliser (`rl.inference.InferencePolicy`):
 they take the observation exactly as the env builds it, described in
@@ -31,7 +33,7 @@ import torch
 import yaml
 
 FORMAT = "legged-ppo-policy/1"
-ONNX_NAME, JIT_NAME, YAML_NAME = "policy.onnx", "policy.jit.pt", "policy.yaml"
+ONNX_NAME, JIT_NAME, YAML_NAME, SCENE_NAME = "policy.onnx", "policy.jit.pt", "policy.yaml", "scene.xml"
 PARITY_ATOL = 1e-5
 
 
@@ -203,13 +205,13 @@ def export_jit(policy: torch.nn.Module, num_obs: int, path: Path) -> Path:
 
 def export_policy(policy: torch.nn.Module, env: Any, cfg: Any, out_dir: str | Path,
                   info: dict[str, Any] | None = None) -> dict[str, Path]:
-    """Write policy.onnx, policy.jit.pt and policy.yaml into out_dir; return their paths."""
+    """Write policy.onnx, policy.jit.pt, policy.yaml and scene.xml (the robot as trained) into out_dir; return their paths."""
     out = Path(out_dir)
     if int(policy.num_obs) != int(env.num_obs) or int(policy.num_actions) != int(env.num_actions):
         raise ExportError(f"policy has num_obs={policy.num_obs}, num_actions={policy.num_actions} but the env has "
                           f"num_obs={env.num_obs}, num_actions={env.num_actions}")
     meta = policy_metadata(env, cfg)
-    meta["files"] = {"onnx": ONNX_NAME, "jit": JIT_NAME}
+    meta["files"] = {"onnx": ONNX_NAME, "jit": JIT_NAME, "scene": SCENE_NAME}
     meta.update(info or {})
     paths = {
         "onnx": export_onnx(policy, env.num_obs, out / ONNX_NAME),
@@ -219,6 +221,9 @@ def export_policy(policy: torch.nn.Module, env: Any, cfg: Any, out_dir: str | Pa
     from utils.files import atomic_write_text
 
     paths["yaml"] = atomic_write_text(out / YAML_NAME, text)
+    from env.sim.scene import write_scene_xml
+
+    paths["scene"] = write_scene_xml(cfg, out / SCENE_NAME)
     return paths
 
 

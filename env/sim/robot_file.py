@@ -54,6 +54,8 @@ def load_robot_spec(asset: Cfg) -> mujoco.MjSpec:
     except Exception as err:  # noqa: BLE001 - MuJoCo reports parse errors as ValueError or its own types
         raise RobotFileError(f"cannot read {path}: {_one_line(err)}") from None
     spec.compiler.fusestatic = False  # keep fixed-joint links (feet) as bodies the config can name
+    # the URDF parser has already dropped <visual> geoms; left on, discardvisual would also drop the scene's floor texture
+    spec.compiler.discardvisual = False
     resolve_mesh_files(spec, path)
     apply_joint_dynamics(spec, asset)
     replace_mesh_collision(spec, dict(getattr(asset, "collision_primitives", {}) or {}))

@@ -22,14 +22,17 @@ The file's own actuators, actuator sensors, keyframes and floor planes are repla
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mujoco
 import numpy as np
 
 from env.sim.robot_file import RobotFileError, asset_path, by_substring, check_keys_match, load_robot_spec
+from utils.files import atomic_write_bytes, atomic_write_text
 from utils.yaml import Cfg
 
 __all__ = ["asset_path", "compose_scene", "load_mj_model", "actuated_joint_names", "sensor_bodies",
-           "touch_sensor", "velocity_sensor", "RobotFileError"]
+           "touch_sensor", "velocity_sensor", "write_scene_xml", "RobotFileError"]
 
 _CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 _SOLVERS = {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG, "pgs": mujoco.mjtSolver.mjSOL_PGS}
@@ -244,3 +247,20 @@ def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str],
 def actuated_joint_names(model: mujoco.MjModel) -> list[str]:
     """Joint driven by each actuator, in actuator order (the env's dof order)."""
     return [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, int(model.actuator_trnid[i, 0])) for i in range(model.nu)]
+
+
+def write_scene_xml(cfg: Cfg, path: Path) -> Path:
+    """Write the training scene as one standalone MJCF, its mesh files copied into ``meshes/`` beside it.
+
+    The export carries it (export/scene.xml) so that the robot-side checks (deploy.sim2sim)
+    run the model as trained, whatever the robot file was (a URDF included).
+    """
+    spec = compose_scene(cfg)
+    text = spec.to_xml()  # MuJoCo compiles the spec to write it, so the mesh paths are still the absolute ones here
+    for mesh in spec.meshes:
+        if mesh.file:
+            source = Path(mesh.file)
+            target = path.parent / "meshes" / f"{mesh.name}{source.suffix}"
+            atomic_write_bytes(target, source.read_bytes())
+            text = text.replace(f'file="{mesh.file}"', f'file="meshes/{target.name}"')
+    return atomic_write_text(path, text)
