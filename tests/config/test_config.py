@@ -1,7 +1,11 @@
+from pathlib import Path
+
 import pytest
 
-from config import ConfigError, apply_overrides, available_configs, load_config
+from config import ConfigError, apply_overrides, available_configs, load_config, load_saved_config
 from utils.yaml import ParamsProcess
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_qmini_is_available_and_loads():
@@ -98,3 +102,26 @@ def test_a_complete_saved_config_loads_unchanged_and_silently(tmp_path, capsys):
     path.write_text(ParamsProcess.dumps(cfg))
     assert load_saved_config(path) == cfg
     assert capsys.readouterr().err == ""
+
+
+def test_a_config_saved_before_scene_composition_reads_as_bodies(capsys):
+    """cfg.yaml files that name the old MJCFs' touch sensors (asset.foot_sensors ...) still load, as bodies."""
+    cfg = load_saved_config(ROOT / "tests" / "data" / "go2_walk" / "model" / "cfg.yaml")
+    assert cfg.asset.foot_bodies == ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]
+    assert cfg.asset.termination_bodies == ["base_link"]
+    assert cfg.asset.penalized_bodies == ["FL_thigh", "FR_thigh", "RL_thigh", "RR_thigh"]
+    assert not hasattr(cfg.asset, "foot_sensors") and not hasattr(cfg.asset, "foot_velocity_sensors")
+    assert cfg.control.torque_limits == {"hip": 23.7, "thigh": 23.7, "calf": 45.43}  # lived in the old MJCF
+    assert "uses the old fields asset.foot_sensors" in capsys.readouterr().err
+    qmini = load_saved_config(ROOT / "benchmarks" / "results" / "qmini" / "policy" / "model" / "cfg.yaml")
+    assert qmini.asset.foot_bodies == ["ankle_pitch_l", "ankle_pitch_r"]
+    assert qmini.asset.termination_bodies == ["base_link", "knee_pitch_l", "knee_pitch_r"]
+
+
+def test_an_untranslatable_old_sensor_name_says_what_to_write(tmp_path):
+    text = (ROOT / "tests" / "data" / "go2_walk" / "model" / "cfg.yaml").read_text()
+    path = tmp_path / "cfg.yaml"
+    path.write_text(text.replace("termination_sensors: [base_touch]", "termination_sensors: [trunk_contact]"))
+    with pytest.raises(ConfigError, match="names sensor 'trunk_contact', which cannot be mapped to a body; replace "
+                                          "asset.termination_sensors with asset.termination_bodies"):
+        load_saved_config(path)

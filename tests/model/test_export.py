@@ -1,3 +1,4 @@
+import mujoco
 import numpy as np
 import pytest
 import torch
@@ -6,7 +7,7 @@ import yaml
 from config import load_config
 from env.gym_env_wrapper import make_env
 from model import load_actor
-from model.export import (JIT_NAME, ONNX_NAME, YAML_NAME, ExportError, check_export, export_onnx, export_policy,
+from model.export import (JIT_NAME, ONNX_NAME, SCENE_NAME, YAML_NAME, ExportError, check_export, export_onnx, export_policy,
                           load_jit, load_onnx_session, policy_metadata)
 from rl.inference import InferencePolicy
 from rl.normalizer import EmpiricalNormalizer
@@ -38,7 +39,7 @@ def exported(env, policy, tmp_path_factory):
 
 
 def test_files_and_parity(env, policy, exported):
-    assert {p.name for p in exported.iterdir()} >= {ONNX_NAME, JIT_NAME, YAML_NAME}
+    assert {p.name for p in exported.iterdir()} >= {ONNX_NAME, JIT_NAME, YAML_NAME, SCENE_NAME}
     obs = torch.randn(256, env.num_obs, generator=torch.Generator().manual_seed(1)) * 2.0
     with torch.no_grad():
         ref = policy(obs).numpy()
@@ -53,6 +54,17 @@ def test_files_and_parity(env, policy, exported):
         assert not np.allclose(policy.mean_net(obs).numpy(), ref, atol=1e-3)
     diffs = check_export(exported, policy_metadata(env, env.cfg), policy)
     assert diffs["onnx"] <= 1e-5 and diffs["jit"] <= 1e-5
+
+
+def test_scene_is_the_training_model(env, exported):
+    """export/scene.xml alone rebuilds the model the env simulates (for deploy.sim2sim's default --model)."""
+    scene = mujoco.MjModel.from_xml_path(str(exported / SCENE_NAME))
+    m = env.robot.model
+    assert (scene.nq, scene.nu, scene.nsensor) == (m.nq, m.nu, m.nsensor)
+    for field in ("body_mass", "body_inertia", "actuator_gainprm", "actuator_biasprm", "geom_friction", "dof_armature"):
+        np.testing.assert_allclose(getattr(scene, field), getattr(m, field), rtol=1e-5, err_msg=field)  # MJCF: 6 digits
+    assert scene.opt.timestep == m.opt.timestep and scene.opt.iterations == m.opt.iterations
+    assert yaml.safe_load((exported / YAML_NAME).read_text())["files"]["scene"] == SCENE_NAME
 
 
 def test_yaml_describes_the_robot(env, exported):
