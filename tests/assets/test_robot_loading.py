@@ -79,6 +79,14 @@ def test_missing_mesh_file_is_named(tmp_path, capsys):
     assert "mesh file 'package://tinyquad/meshes/lost.stl' (mesh 'lost') not found" in err
 
 
+def test_a_missing_foot_body_is_one_line(urdf, capsys):
+    args = ["--config", "example_quad", "--set", f"asset.file={urdf}", "--set",
+            'asset.foot_bodies=["FL_foot", "FR_foot", "RL_foot", "RR_toe"]', "--no-png"]
+    assert check_robot(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error: asset.foot_bodies: no body named RR_toe in ")
+
+
 def test_a_joint_named_in_the_config_but_absent_is_one_line(capsys):
     angles = dict(load_config("go2").init_state.default_joint_angles, FL_toe_joint=0.0)
     args = ["--config", "go2", "--set", f"init_state.default_joint_angles={angles}".replace("'", '"'), "--no-png"]
@@ -121,12 +129,14 @@ def test_train_refuses_a_robot_that_fails_the_fast_check(tmp_path, monkeypatch, 
     assert not (tmp_path / "bad").exists()
 
 
-def test_a_urdf_robot_trains(urdf, tmp_path, monkeypatch):
+@pytest.mark.parametrize("config", ["example_quad", "go2", "qmini"])
+def test_every_robot_trains_through_the_scene(config, urdf, tmp_path, monkeypatch):
+    """The test's URDF, and the Go2 and Qmini MJCFs: 2 PPO iterations each."""
     monkeypatch.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path))
-    args = ["--config", "example_quad", "--name", "quad", "--num_envs", "8", "--max_iterations", "2",
-            "--set", "runner.num_steps_per_env=8", "--set", f"asset.file={urdf}"]
+    args = ["--config", config, "--name", "run", "--num_envs", "8", "--max_iterations", "2",
+            "--set", "runner.num_steps_per_env=8"] + (["--set", f"asset.file={urdf}"] if config == "example_quad" else [])
     assert train.main(args) == 0
-    assert (tmp_path / "quad" / "model" / "policy.pt").is_file()
+    assert (tmp_path / "run" / "model" / "policy.pt").is_file()
 
 
 def test_the_scene_exports_as_one_standalone_mjcf(urdf, tmp_path):
