@@ -75,7 +75,7 @@ class Base:
     class asset:
         file = ""  # robot description, URDF (.urdf) or MJCF (.xml), relative to the project root
         base_body = "base_link"  # root link that floats (gets a free joint if it has none); its pose is the base pose
-        foot_bodies = []  # bodies that are the feet, in the order rewards use (touch and velocity sensors are added)
+        foot_bodies = []  # bodies that are the feet, in reward order (touch and velocity sensors added); or collision geoms
         termination_bodies = []  # bodies whose ground contact ends an episode
         penalized_bodies = []  # bodies whose ground contact is penalised (collision reward)
         contact_threshold = 1.0  # N, force above which a body's touch sensor counts as contact

@@ -25,7 +25,7 @@ class go2(Base):
     class asset(Base.asset):
         file = "assets/go2/go2.xml"  # robot MJCF, relative to the project root
         base_body = "base_link"  # body whose pose is the robot's base
-        foot_bodies = ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]  # the foot spheres' bodies
+        foot_bodies = ["FL_foot", "FR_foot", "RL_foot", "RR_foot"]  # the foot spheres: collision geoms of the calves
         termination_bodies = ["base_link"]  # trunk contact ends the episode
         penalized_bodies = ["FL_thigh", "FR_thigh", "RL_thigh", "RR_thigh"]  # thigh/knee contact is penalised
         terminate_tilt = 1.0  # rad, base tilt from upright that ends an episode

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from env.sim.scene import actuated_joint_names, compose_scene, load_mj_model, sensor_bodies, touch_sensor
+from env.sim.scene import actuated_joint_names, compose_scene, contact_geoms, load_mj_model, sensor_bodies, touch_sensor
 from utils.yaml import Cfg
 
 SPAWN_TOO_HIGH = 0.05  # m, a spawn this far above the floor drops the robot on every reset
@@ -100,10 +100,9 @@ def home_data(model: mujoco.MjModel) -> mujoco.MjData:
     return data
 
 
-def body_geoms(model: mujoco.MjModel, bodies: list[str]) -> list[int]:
-    ids = {mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, b) for b in bodies}
-    return [g for g in range(model.ngeom) if model.geom_bodyid[g] in ids
-            and (model.geom_contype[g] or model.geom_conaffinity[g])]
+def body_geoms(model: mujoco.MjModel, names: list[str]) -> list[int]:
+    """The collision geoms of the named bodies (or named collision geoms)."""
+    return [g for name in names for g in contact_geoms(model, name)[1]]
 
 
 def _spawn_and_support(model: mujoco.MjModel, cfg: Cfg) -> Report:

@@ -12,7 +12,8 @@ run adds comes from the config, in one place:
 - for every body named in ``asset.foot_bodies``, ``termination_bodies`` and
   ``penalized_bodies``: a box site around its collision geoms and a touch sensor
   ``<body>_touch`` on it (the normal force of every contact of that body), plus a
-  world-frame velocity sensor ``<body>_vel`` on each foot;
+  world-frame velocity sensor ``<body>_vel`` on each foot. A name may also be a
+  collision geom, for a foot that is not a body of its own (the box then covers that geom);
 - robot collision geoms collide with the floor only, unless ``asset.self_collisions``;
 - physics options (dt, integrator, solver, cone, iterations, gravity) from ``sim``;
 - a "home" keyframe: ``init_state`` pose with the default joint angles.
@@ -179,15 +180,29 @@ def _add_actuators(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str]
             act.ctrlrange = [float(v) for v in robot.jnt_range[jid]]
 
 
-def body_collision_box(model: mujoco.MjModel, body: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Centre and half-extents, in the body frame, of the box around the body's collision geoms (None if none).
+def is_collision_geom(model: mujoco.MjModel, g: int) -> bool:
+    return bool(model.geom_contype[g] or model.geom_conaffinity[g])
+
+
+def contact_geoms(model: mujoco.MjModel, name: str) -> tuple[int, list[int]] | None:
+    """The body and collision geoms a contact name stands for: a body's, or one collision geom (a foot that is
+    a geom of the shank, as in our Go2 MJCF). None when the robot has neither."""
+    body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, name)
+    if body > 0:
+        return body, [g for g in np.flatnonzero(model.geom_bodyid == body) if is_collision_geom(model, g)]
+    geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
+    if geom >= 0 and model.geom_bodyid[geom] > 0 and is_collision_geom(model, geom):
+        return int(model.geom_bodyid[geom]), [geom]
+    return None
+
+
+def collision_box(model: mujoco.MjModel, geoms: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Centre and half-extents, in their body's frame, of the box around `geoms` (one body's).
 
     Mesh geoms count with their vertices (a tight box); primitives with the corners of their own bounding box.
     """
     points = []
-    for g in np.flatnonzero(model.geom_bodyid == body):
-        if not (model.geom_contype[g] or model.geom_conaffinity[g]):
-            continue
+    for g in geoms:
         mesh = model.geom_dataid[g] if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH else -1
         if mesh >= 0:
             local = model.mesh_vert[model.mesh_vertadr[mesh]:model.mesh_vertadr[mesh] + model.mesh_vertnum[mesh]]
@@ -197,8 +212,6 @@ def body_collision_box(model: mujoco.MjModel, body: int) -> tuple[np.ndarray, np
         rot = np.zeros(9)
         mujoco.mju_quat2Mat(rot, model.geom_quat[g])
         points.append(local @ rot.reshape(3, 3).T + model.geom_pos[g])
-    if not points:
-        return None
     pts = np.concatenate(points)
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     return (lo + hi) / 2, (hi - lo) / 2
@@ -209,16 +222,18 @@ def _add_sensors(spec: mujoco.MjSpec, robot: mujoco.MjModel, asset: Cfg) -> None
              ("asset.penalized_bodies", asset.penalized_bodies))
     bodies = [robot.body(i).name for i in range(1, robot.nbody)]
     for field, names in roles:
-        missing = [n for n in names if n not in bodies]
+        missing = [n for n in names if contact_geoms(robot, n) is None]
         if missing:
-            raise RobotFileError(f"{field}: no body named {', '.join(missing)} in {asset.file}; bodies: {', '.join(bodies)}")
+            raise RobotFileError(f"{field}: no body (or collision geom) named {', '.join(missing)} in {asset.file}; "
+                                 f"bodies: {', '.join(bodies)}")
     for name in sensor_bodies(asset):
-        box = body_collision_box(robot, mujoco.mj_name2id(robot, mujoco.mjtObj.mjOBJ_BODY, name))
-        if box is None:
+        body, geoms = contact_geoms(robot, name)
+        if not geoms:
             raise RobotFileError(f"body '{name}' (named in asset) has no collision geometry, so it can never touch the ground")
-        centre, half = box
-        site = spec.body(name).add_site(name=f"{name}_contact", type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre.tolist(),
-                                        size=(half + SITE_MARGIN).tolist(), group=4, rgba=[0.2, 0.9, 0.2, 0.25])
+        centre, half = collision_box(robot, geoms)
+        site = spec.body(robot.body(body).name).add_site(
+            name=f"{name}_contact", type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre.tolist(),
+            size=(half + SITE_MARGIN).tolist(), group=4, rgba=[0.2, 0.9, 0.2, 0.25])
         spec.add_sensor(name=touch_sensor(name), type=mujoco.mjtSensor.mjSENS_TOUCH,
                         objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
     for name in asset.foot_bodies:

@@ -61,7 +61,7 @@ def test_config_options_change_the_scene(urdf):
 
 
 @pytest.mark.parametrize("override, message", [
-    ('asset.foot_bodies=["FL_foot", "FR_foot", "RL_foot", "hoof"]', "asset.foot_bodies: no body named hoof"),
+    ('asset.foot_bodies=["FL_foot", "FR_foot", "RL_foot", "hoof"]', r"asset.foot_bodies: no body \(or collision geom\) named hoof"),
     ('asset.collision_primitives={"calf": "cone"}', "must be one of sphere, capsule"),
     ('asset.joint_armature={"elbow": 0.01}', r"asset.joint_armature key\(s\) 'elbow' match nothing; names: FL_hip_joint"),
     ("asset.base_body=FL_calf", "must be a root link"),
@@ -84,7 +84,7 @@ def test_a_missing_foot_body_is_one_line(urdf, capsys):
             'asset.foot_bodies=["FL_foot", "FR_foot", "RL_foot", "RR_toe"]', "--no-png"]
     assert check_robot(args) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("error: asset.foot_bodies: no body named RR_toe in ")
+    assert len(err.splitlines()) == 1 and err.startswith("error: asset.foot_bodies: no body (or collision geom) named RR_toe in ")
 
 
 def test_a_joint_named_in_the_config_but_absent_is_one_line(capsys):
