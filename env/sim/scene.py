@@ -70,6 +70,7 @@ def compile_spec(spec: mujoco.MjSpec, what: str) -> mujoco.MjModel:
 
 
 def compose_scene(cfg: Cfg) -> mujoco.MjSpec:
+    """The training scene as an uncompiled spec (check_robot edits a copy; write_scene_xml saves it)."""
     spec = load_robot_spec(cfg.asset)
     _strip_scene_parts(spec)
     base = _base_body(spec, cfg.asset.base_body)

@@ -26,7 +26,7 @@ def test_a_run_keeps_its_policy_folder_and_a_resume_continues_the_curve(tmp_path
     n = len(first["rows"])
     policy = out / "policy"
     assert {p.name for p in (policy / "model").iterdir()} == {"policy.pt", "cfg.yaml"}
-    assert {p.name for p in (policy / "export").iterdir()} == {"policy.onnx", "policy.jit.pt", "policy.yaml"}
+    assert {p.name for p in (policy / "export").iterdir()} == {"policy.onnx", "policy.jit.pt", "policy.yaml", "scene.xml"}
     assert torch.load(policy / "model" / "policy.pt", weights_only=False)["iteration"] == n
 
     assert learn.main(["--config", "qmini", "--minutes", "0.02", "--eval_episodes", "0", "--out", str(out),

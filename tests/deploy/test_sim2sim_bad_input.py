@@ -84,7 +84,9 @@ def test_bad_flags(capsys, go2_export, tmp_path):
     _fails(capsys, [*base, "--episodes", "0"], "--episodes")
     _fails(capsys, [*base, "--duration", "-1"], "--duration")
     _fails(capsys, [*base, "--bogus"], "unrecognized arguments")
-    _fails(capsys, ["--export", str(go2_export)], "--model")
+    old_export = tmp_path / "old_export"  # exported before scene.xml existed: --model is needed
+    shutil.copytree(go2_export, old_export, ignore=shutil.ignore_patterns("scene.xml", "meshes"))
+    _fails(capsys, ["--export", str(old_export)], "has no scene.xml (exported by an older version): pass --model MJCF")
     _fails(capsys, [*base[:4], "--out", str(tmp_path / "no" / "out.json")], "does not exist")
     _fails(capsys, [*base[:4], "--out", str(tmp_path)], "is a folder")
     assert not out.exists()
