@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from env.sim.scene import actuated_joint_names, compose_scene, contact_geoms, load_mj_model, sensor_bodies, touch_sensor
+from env.sim.scene import (actuated_joint_names, compose_scene, contact_geoms, contact_site, is_collision_geom, load_mj_model,
+                           sensor_bodies, touch_sensor)
 from utils.yaml import Cfg
 
 SPAWN_TOO_HIGH = 0.05  # m, a spawn this far above the floor drops the robot on every reset
@@ -87,7 +88,7 @@ def _named_bodies(model: mujoco.MjModel, asset: Cfg) -> list[str]:
     lines = [f"feet: {describe(list(asset.foot_bodies))}", f"termination bodies: {describe(list(asset.termination_bodies))}",
              f"penalised bodies: {describe(list(asset.penalized_bodies))}"]
     for name in sensor_bodies(asset):
-        size = 2 * model.site_size[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, f"{name}_contact")]
+        size = 2 * model.site_size[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, contact_site(name))]
         lines.append(f"  {name}: contact box {size[0] * 100:.1f} x {size[1] * 100:.1f} x {size[2] * 100:.1f} cm, "
                      f"sensor {touch_sensor(name)}")
     return lines
@@ -109,7 +110,7 @@ def _spawn_and_support(model: mujoco.MjModel, cfg: Cfg) -> Report:
     report = Report()
     data = home_data(model)
     feet = body_geoms(model, list(cfg.asset.foot_bodies))
-    robot = [g for g in range(model.ngeom) if model.geom_bodyid[g] > 0 and (model.geom_contype[g] or model.geom_conaffinity[g])]
+    robot = [g for g in range(model.ngeom) if model.geom_bodyid[g] > 0 and is_collision_geom(model, g)]
     gap = floor_gaps(model, data, robot)
     foot_gap = min(gap[g] for g in feet)
     other = [g for g in robot if g not in feet]

@@ -51,6 +51,11 @@ def velocity_sensor(body: str) -> str:
     return f"{body}_vel"
 
 
+def contact_site(body: str) -> str:
+    """The box site around a named body's collision geoms, which its touch and velocity sensors read."""
+    return f"{body}_contact"
+
+
 def sensor_bodies(asset: Cfg) -> list[str]:
     """Bodies that get a contact site and touch sensor, each once, in config order."""
     names = list(asset.foot_bodies) + list(asset.termination_bodies) + list(asset.penalized_bodies)
@@ -233,13 +238,13 @@ def _add_sensors(spec: mujoco.MjSpec, robot: mujoco.MjModel, asset: Cfg) -> None
             raise RobotFileError(f"body '{name}' (named in asset) has no collision geometry, so it can never touch the ground")
         centre, half = collision_box(robot, geoms)
         site = spec.body(robot.body(body).name).add_site(
-            name=f"{name}_contact", type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre.tolist(),
+            name=contact_site(name), type=mujoco.mjtGeom.mjGEOM_BOX, pos=centre.tolist(),
             size=(half + SITE_MARGIN).tolist(), group=4, rgba=[0.2, 0.9, 0.2, 0.25])
         spec.add_sensor(name=touch_sensor(name), type=mujoco.mjtSensor.mjSENS_TOUCH,
                         objtype=mujoco.mjtObj.mjOBJ_SITE, objname=site.name)
     for name in asset.foot_bodies:
         spec.add_sensor(name=velocity_sensor(name), type=mujoco.mjtSensor.mjSENS_FRAMELINVEL,
-                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=f"{name}_contact")
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=contact_site(name))
 
 
 def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str], init: Cfg) -> None:
