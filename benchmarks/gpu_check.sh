@@ -14,7 +14,11 @@
 #   summary.txt                      all of it in one text
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WHEELS=${1:?usage: bash benchmarks/gpu_check.sh WHEEL_DIR [OUT_DIR]}
+if [ $# -lt 1 ]; then
+    echo "error: no wheel folder given; usage: bash benchmarks/gpu_check.sh WHEEL_DIR [OUT_DIR]" >&2
+    exit 2
+fi
+WHEELS=$1
 OUT=${2:-benchmarks/results/gpu}
 LEARN_MINUTES=${LEARN_MINUTES:-5}
 PY=${PYTHON:-python3}
