@@ -54,7 +54,7 @@ def load_experiment(args) -> tuple[Experiment, Cfg]:
         raise ExperimentError(f"experiment '{args.name}' has no model/cfg.yaml (looked for {exp.cfg_path}); "
                               "train it with train.py first")
     cfg = load_saved_config(exp.cfg_path)
-    apply_overrides(cfg, args.set)
+    apply_overrides(cfg, args.set + ([f"sim.backend={args.backend}"] if args.backend else []))
     return exp, cfg
 
 

@@ -19,11 +19,12 @@ setup(
     ],
     extras_require={
         # play.py's optional parts; the tests exercise all of them, so "test" pulls them in
-        "test": ["pytest", "hypothesis", "imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib", "pillow"],
+        "test": ["pytest", "hypothesis", "imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib", "pillow",
+                 "mujoco-warp", "warp-lang"],  # the warp backend is tested on Warp's CPU device
         "video": ["imageio", "imageio-ffmpeg"],  # play.py --video (mp4 through ffmpeg)
         "export": ["onnx", "onnxruntime"],  # play.py --export / --check-export
         "plot": ["matplotlib"],  # play.py --eval's eval_tracking.png (eval.json needs nothing)
         "play": ["imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib"],  # all of the above
-        "gpu": ["mujoco-warp", "warp-lang"],
+        "gpu": ["mujoco-warp", "warp-lang"],  # --backend warp: MuJoCo Warp on a GPU (or Warp's CPU device)
     },
 )

@@ -35,6 +35,7 @@ from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
 from utils.cli import main_with_one_line_errors  # noqa: E402
+from utils.devices import check_device  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
@@ -63,10 +64,9 @@ class CurveRecorder:
         self._clear()
 
     def _clear(self) -> None:
-        self.n = self.steps_iter = 0
-        self.task = self.lin_sq = self.yaw_sq = 0.0
-        self.ended = self.falls = 0
-        self.length_sum = 0.0
+        # sums stay on the env's device until flush: no host synchronisation per step
+        self.sums = torch.zeros(7, dtype=torch.float64, device=self.env.device)
+        self.steps_iter = 0
 
     def step(self, actions):
         robot, task = self.env.robot, self.env.task
@@ -76,29 +76,24 @@ class CurveRecorder:
         alive = ~done  # done envs were reset inside step: their state is a new episode's
         lin_err = torch.sum(torch.square(robot.base_lin_vel[:, :2] - commands[:, :2]), dim=1)
         yaw_err = torch.square(robot.base_ang_vel[:, 2] - commands[:, 2])
-        self.n += int(alive.sum())
-        self.lin_sq += float(lin_err[alive].sum())
-        self.yaw_sq += float(yaw_err[alive].sum())
-        self.task += float(task_rew.sum())
+        self.sums += torch.stack([alive.sum(), (lin_err * alive).sum(), (yaw_err * alive).sum(), task_rew.sum(),
+                                  done.sum(), (done & ~info["time_outs"]).sum(), ((lengths + 1) * done).sum()]).double()
         self.env_steps += self.env.num_envs
         self.steps_iter += self.env.num_envs
-        ended = int(done.sum())
-        self.ended += ended
-        self.falls += int((done & ~info["time_outs"]).sum())
-        self.length_sum += float((lengths[done] + 1).sum()) * self.env.robot.dt
         return obs, critic_obs, rew, done, info, task_rew
 
     def flush(self, iteration: int) -> dict:
-        steps_this = max(1, self.n)
+        n, lin_sq, yaw_sq, task, ended, falls, length_steps = self.sums.tolist()
+        steps_this = max(1.0, n)
         row = {
             "iteration": iteration,
             "minutes": (time.perf_counter() - self.start) / 60,
             "env_steps": self.env_steps,
-            "task_reward_per_step": self.task / max(1, self.steps_iter),
-            "lin_vel_rmse": math.sqrt(self.lin_sq / steps_this),
-            "yaw_rate_rmse": math.sqrt(self.yaw_sq / steps_this),
-            "episode_length_s": self.length_sum / self.ended if self.ended else None,
-            "fall_fraction": self.falls / self.ended if self.ended else None,
+            "task_reward_per_step": task / max(1, self.steps_iter),
+            "lin_vel_rmse": math.sqrt(lin_sq / steps_this),
+            "yaw_rate_rmse": math.sqrt(yaw_sq / steps_this),
+            "episode_length_s": length_steps * self.env.robot.dt / ended if ended else None,
+            "fall_fraction": falls / ended if ended else None,
         }
         self.rows.append(row)
         self._clear()
@@ -107,7 +102,7 @@ class CurveRecorder:
 
 def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder,
                ckpt: dict | None = None, after_iteration=None) -> OnPolicyRunner:
-    runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device="cpu", model_dir=experiment.model_dir,
+    runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device=cfg.runner.device, model_dir=experiment.model_dir,
                             cfg_dict=cfg.to_dict(), run_name=experiment.name,
                             verbose=False)  # report() prints the budget-aware line instead
     if ckpt is not None:
@@ -223,11 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="results folder (default benchmarks/results/<config>)")
     parser.add_argument("--experiment", default=None, help="experiment name (default learn_<config>_<algo>)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
+    parser.add_argument("--backend", default=None, help="physics backend (mujoco, warp; default: the config's)")
+    parser.add_argument("--device", default="cpu", help="torch device of env and PPO (cpu, cuda:0)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the experiment and its curve_ours.json (ours only); --minutes is the total budget")
     args = parser.parse_args(argv)
 
-    overrides = list(args.set) + ([f"env.num_envs={args.num_envs}"] if args.num_envs else [])
+    overrides = list(args.set) + ([f"env.num_envs={args.num_envs}"] if args.num_envs else []) \
+        + ([f"sim.backend={args.backend}"] if args.backend else []) + [f"runner.device={check_device(args.device)}"]
     out_dir = Path(args.out) if args.out else RESULTS / args.config
     experiment = Experiment(args.experiment or f"learn_{args.config}_{args.algo}")
     ckpt, previous_rows, previous_resumes = None, None, None
@@ -241,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
 
     set_seed(args.seed + (len(previous_rows) if previous_rows else 0))  # a resumed run draws new episodes
-    env = make_env(cfg)
+    env = make_env(cfg, cfg.runner.device)
     recorder = CurveRecorder(env, previous_rows)
     budget_s = args.minutes * 60
     print(f"{args.algo} on {args.config}: {env.num_envs} envs, budget {format_duration(budget_s)}"

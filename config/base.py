@@ -57,6 +57,8 @@ class Base:
         backend = "mujoco"  # physics backend registered in env/sim ("mujoco", "warp")
         dt = 0.005  # s, physics step
         nthread = 0  # CPU threads for the mujoco backend (0 = all available cores)
+        nconmax = 0  # contacts allocated per env by the warp backend (0 = sized from the robot's collision geoms)
+        njmax = 0  # constraint rows allocated per env by the warp backend (0 = sized from nconmax and the joints)
         integrator = "implicitfast"  # "implicitfast" (PD damping implicit: stable at dt 0.005), "implicit", "euler" or "rk4"
         cone = "pyramidal"  # friction cone: "pyramidal" (fast) or "elliptic"
         solver = "newton"  # constraint solver: "newton", "cg" or "pgs"

@@ -107,6 +107,8 @@ RULES: dict[str, Check] = {
     "policy.max_std": POSITIVE,
     "sim.dt": float_range(0.0, 1.0, lo_open=True),
     "sim.nthread": int_at_least(0, 4096),
+    "sim.nconmax": int_at_least(0, 100_000),
+    "sim.njmax": int_at_least(0, 1_000_000),
     "sim.cone": one_of("pyramidal", "elliptic"),
     "sim.solver": one_of("newton", "cg", "pgs"),
     "sim.iterations": int_at_least(1, 10_000),

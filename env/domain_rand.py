@@ -82,8 +82,10 @@ class DomainRandomizer:
         # links: every body with mass (massless welded bodies, e.g. feet that only carry a geom, have nothing to scale)
         self.link_ids = torch.tensor([b for b in range(1, model.nbody) if model.body_mass[b] > 0], dtype=torch.long)
         self.num_links = len(self.link_ids)
-        # Nominal model values, the base of every scaling (float64, host: the backend's model fields).
-        self.nominal = {name: torch.tensor(getattr(model, name)) for name in
+        # Nominal model values, the base of every scaling, on the device and in the precision of the
+        # backend's model fields (host float64 on the mujoco backend, float32 on warp's device).
+        self.sim_device, self.sim_dtype = sim.qpos.device, sim.qpos.dtype
+        self.nominal = {name: torch.tensor(getattr(model, name), dtype=self.sim_dtype, device=self.sim_device) for name in
                         ["body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
                          "actuator_forcerange", "dof_frictionloss", "dof_damping", "dof_armature", "geom_solref",
                          "geom_solimp"]}
@@ -151,55 +153,55 @@ class DomainRandomizer:
 
     def _write(self, env_ids: torch.Tensor) -> None:
         f, nom = self.fields, self.nominal
-        cpu_ids = env_ids.cpu()
-        drawn = lambda key: self.params[key][env_ids].cpu().double()  # noqa: E731
+        ids = env_ids.to(self.sim_device)
+        drawn = lambda key: self.params[key][env_ids].to(self.sim_device, self.sim_dtype)  # noqa: E731
         if "geom_friction" in f:
             # Every geom of the env gets the same coefficient, so the contact's
             # (max-combined) friction is exactly the drawn value.
-            f["geom_friction"][cpu_ids, :, 0] = drawn("friction")
+            f["geom_friction"][ids, :, 0] = drawn("friction")
         if "geom_solref" in f:
             # Same contact parameters on every geom, so that the mixed contact gets exactly these.
             solref = nom["geom_solref"].expand(len(env_ids), -1, -1).clone()
             if self.enabled["contact_timeconst"]:
                 solref[:, :, 0] = drawn("contact_timeconst")
             if self.enabled["restitution"]:
-                solref[:, :, 1] = restitution_to_dampratio(self.params["restitution"][env_ids]).cpu().double()
-            f["geom_solref"][cpu_ids] = solref
+                solref[:, :, 1] = restitution_to_dampratio(self.params["restitution"][env_ids]).to(self.sim_device, self.sim_dtype)
+            f["geom_solref"][ids] = solref
         if "geom_solimp" in f:
             dmin = drawn("contact_dmin")
             solimp = nom["geom_solimp"].expand(len(env_ids), -1, -1).clone()
             solimp[:, :, 0] = dmin
             solimp[:, :, 1] = torch.maximum(solimp[:, :, 1], dmin)  # dmax >= dmin: impedance rises with depth
-            f["geom_solimp"][cpu_ids] = solimp
+            f["geom_solimp"][ids] = solimp
         if "body_mass" in f:
-            self._write_masses(env_ids, cpu_ids)
+            self._write_masses(env_ids, ids)
         if "actuator_gainprm" in f:
             strength = drawn("motor_strength")
             kp = nom["actuator_gainprm"][:, 0] * strength * drawn("kp_scale")
             kd = -nom["actuator_biasprm"][:, 2] * strength * drawn("kd_scale")
-            f["actuator_gainprm"][cpu_ids, :, 0] = kp
-            f["actuator_biasprm"][cpu_ids, :, 1] = -kp
-            f["actuator_biasprm"][cpu_ids, :, 2] = -kd
-            f["actuator_forcerange"][cpu_ids] = nom["actuator_forcerange"] * strength.unsqueeze(-1)
+            f["actuator_gainprm"][ids, :, 0] = kp
+            f["actuator_biasprm"][ids, :, 1] = -kp
+            f["actuator_biasprm"][ids, :, 2] = -kd
+            f["actuator_forcerange"][ids] = nom["actuator_forcerange"] * strength.unsqueeze(-1)
         for field, key in [("dof_frictionloss", "joint_friction_scale"), ("dof_damping", "joint_damping_scale"),
                            ("dof_armature", "armature_scale")]:
             if field in f:
                 # free-joint dofs have none of these (0 stays 0): the scale reaches the robot's joints
-                f[field][cpu_ids] = nom[field] * drawn(key)
+                f[field][ids] = nom[field] * drawn(key)
         if self.needs_set_const:
-            self.sim.commit_model_changes(cpu_ids)
+            self.sim.commit_model_changes(ids)
 
-    def _write_masses(self, env_ids: torch.Tensor, cpu_ids: torch.Tensor) -> None:
+    def _write_masses(self, env_ids: torch.Tensor, ids: torch.Tensor) -> None:
         f, nom = self.fields, self.nominal
-        scale = torch.ones(len(env_ids), nom["body_mass"].shape[0], dtype=torch.float64)
-        scale[:, self.link_ids] = self.params["link_mass_scale"][env_ids].cpu().double()
+        scale = torch.ones(len(env_ids), nom["body_mass"].shape[0], dtype=self.sim_dtype, device=self.sim_device)
+        scale[:, self.link_ids.to(self.sim_device)] = self.params["link_mass_scale"][env_ids].to(self.sim_device, self.sim_dtype)
         mass = nom["body_mass"] * scale
         inertia = nom["body_inertia"] * scale.unsqueeze(-1)
         base = self.base_body_id
         # a payload at the base's COM adds its mass and, as a point mass there, no inertia about it
-        mass[:, base] += self.params["payload"][env_ids, 0].cpu().double()
+        mass[:, base] += self.params["payload"][env_ids, 0].to(self.sim_device, self.sim_dtype)
         ipos = nom["body_ipos"].expand(len(env_ids), -1, -1).clone()
-        ipos[:, base] += self.params["com"][env_ids].cpu().double()
-        f["body_mass"][cpu_ids] = mass
-        f["body_inertia"][cpu_ids] = inertia
-        f["body_ipos"][cpu_ids] = ipos
+        ipos[:, base] += self.params["com"][env_ids].to(self.sim_device, self.sim_dtype)
+        f["body_mass"][ids] = mass
+        f["body_inertia"][ids] = inertia
+        f["body_ipos"][ids] = ipos

@@ -28,7 +28,9 @@ class LeggedRobotEnv:
         self.device = torch.device(device)
         self.num_envs = int(cfg.env.num_envs)
         self.model = load_mj_model(cfg)
-        self.sim = load_backend(cfg.sim.backend, self.model, self.num_envs, cfg.sim.nthread, self.device)
+        sim = cfg.sim
+        self.sim = load_backend(sim.backend, self.model, self.num_envs, sim.nthread, self.device,
+                                nconmax=getattr(sim, "nconmax", 0), njmax=getattr(sim, "njmax", 0))
         self.decimation = int(cfg.control.decimation)
         self.dt = cfg.sim.dt * self.decimation  # s, one policy step
         self.max_episode_length = int(math.ceil(cfg.env.episode_length_s / self.dt))
@@ -48,8 +50,8 @@ class LeggedRobotEnv:
             [cfg.init_state.default_joint_angles[n] for n in self.dof_names], device=self.device
         ).unsqueeze(0)
         jnt_ids = [int(m.actuator_trnid[i, 0]) for i in range(self.num_dof)]
-        self.qpos_idx = torch.tensor([int(m.jnt_qposadr[j]) for j in jnt_ids])
-        self.qvel_idx = torch.tensor([int(m.jnt_dofadr[j]) for j in jnt_ids])
+        self.qpos_idx = torch.tensor([int(m.jnt_qposadr[j]) for j in jnt_ids], device=self.device)
+        self.qvel_idx = torch.tensor([int(m.jnt_dofadr[j]) for j in jnt_ids], device=self.device)
         self.dof_pos_limits = torch.tensor(m.jnt_range[jnt_ids], dtype=torch.float32, device=self.device)
         self.torque_limits = torch.tensor(m.actuator_forcerange[:, 1], dtype=torch.float32, device=self.device)
         self.base_body_id = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, cfg.asset.base_body)  # checked by the scene
@@ -58,7 +60,7 @@ class LeggedRobotEnv:
         """Columns of `sensordata` holding the touch (and foot velocity) sensors the scene put on the named bodies."""
         def columns(bodies: list[str], width: int = 1, sensor=touch_sensor) -> torch.Tensor:
             starts = [self.sim.sensor_slice(sensor(b)).start for b in bodies]
-            return torch.tensor([s + k for s in starts for k in range(width)], dtype=torch.long)
+            return torch.tensor([s + k for s in starts for k in range(width)], dtype=torch.long, device=self.device)
 
         asset = self.cfg.asset
         self.foot_cols = columns(asset.foot_bodies)
@@ -125,9 +127,12 @@ class LeggedRobotEnv:
         return self.target_history[torch.arange(self.num_envs, device=self.device), latency]
 
     def refresh_state(self) -> None:
-        """Read the backend's live state into float32 tensors on the env's device."""
-        qpos = self.sim.qpos.to(self.device, torch.float32)
-        qvel = self.sim.qvel.to(self.device, torch.float32)
+        """Read the backend's live state into float32 tensors on the env's device.
+
+        Copies, never views: the backend writes its state in place on the next step.
+        """
+        qpos = self.sim.qpos.to(self.device, torch.float32, copy=True)
+        qvel = self.sim.qvel.to(self.device, torch.float32, copy=True)
         self.base_pos = qpos[:, 0:3]
         self.base_quat = qpos[:, 3:7]
         self.base_lin_vel = quat_rotate_inverse(self.base_quat, qvel[:, 0:3])
@@ -135,12 +140,12 @@ class LeggedRobotEnv:
         self.projected_gravity = quat_rotate_inverse(self.base_quat, self.gravity_vec)
         self.dof_pos = qpos[:, self.qpos_idx]
         self.dof_vel = qvel[:, self.qvel_idx]
-        sensors = self.sim.sensordata.to(self.device, torch.float32)
+        sensors = self.sim.sensordata.to(self.device, torch.float32, copy=True)
         self.foot_forces = sensors[:, self.foot_cols]
         self.foot_vel = sensors[:, self.foot_vel_cols].view(self.num_envs, -1, 3)  # world frame, m/s
         self.termination_forces = sensors[:, self.termination_cols]
         self.penalized_forces = sensors[:, self.penalized_cols]
-        self.torques = self.sim.actuator_force.to(self.device, torch.float32)
+        self.torques = self.sim.actuator_force.to(self.device, torch.float32, copy=True)
         self.foot_contact = self.foot_forces > self.cfg.asset.contact_threshold
         self.base_height = self.base_pos[:, 2]  # flat ground; terrain heights come with rough terrain
 
@@ -196,7 +201,7 @@ class LeggedRobotEnv:
         qvel[:, 0:3] = torch.tensor(init.lin_vel, device=dev) + sample_uniform(-init.base_vel_noise, init.base_vel_noise, (n, 3), dev)
         qvel[:, 3:6] = torch.tensor(init.ang_vel, device=dev) + sample_uniform(-init.base_vel_noise, init.base_vel_noise, (n, 3), dev)
         qvel[:, self.qvel_idx] = sample_uniform(-init.joint_vel_noise, init.joint_vel_noise, (n, self.num_dof), dev)
-        self.sim.reset(env_ids.cpu(), qpos.cpu(), qvel.cpu(), joint_pos.cpu())
+        self.sim.reset(env_ids, qpos, qvel, joint_pos)
 
         self.target_history[env_ids] = joint_pos.unsqueeze(1)
         self.actions[env_ids] = 0.0

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 
+import mujoco
 import torch
 
 
 class PhysicsBackend(ABC):
     """N simulations of one robot model, stepped together."""
 
+    model: mujoco.MjModel  # the model every simulation runs
     num_envs: int
     num_dof: int  # actuated hinge joints, in actuator order
     dt: float  # s, one physics step
@@ -44,9 +46,14 @@ class PhysicsBackend(ABC):
     def reset(self, env_ids: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor, ctrl: torch.Tensor) -> None:
         """Set the state of ``env_ids`` (clearing solver warm-starts and time) and recompute derived fields."""
 
-    @abstractmethod
     def sensor_slice(self, name: str) -> slice:
         """Columns of `sensordata` that hold sensor ``name``."""
+        sid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)
+        if sid < 0:
+            names = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_SENSOR, i) for i in range(self.model.nsensor)]
+            raise ValueError(f"sensor '{name}' not in the model; sensors: {', '.join(map(str, names))}")
+        adr = int(self.model.sensor_adr[sid])
+        return slice(adr, adr + int(self.model.sensor_dim[sid]))
 
     @abstractmethod
     def expand(self, field: str) -> torch.Tensor:

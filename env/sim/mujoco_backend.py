@@ -98,19 +98,12 @@ class MujocoBackend(PhysicsBackend):
         # A keyframe reset clears time, warm-starts and actuator state; then the
         # new state is written and derived fields (sensors) recomputed.
         self.batch.reset(ids, keyframe=self._home_key, stage=mujoco.mjtStage.mjSTAGE_NONE)
-        self.qpos[env_ids] = qpos.to(self.qpos.dtype)
-        self.qvel[env_ids] = qvel.to(self.qvel.dtype)
-        self.ctrl[env_ids] = ctrl.to(self.ctrl.dtype)
+        rows = env_ids.cpu()
+        self.qpos[rows] = qpos.to("cpu", self.qpos.dtype)
+        self.qvel[rows] = qvel.to("cpu", self.qvel.dtype)
+        self.ctrl[rows] = ctrl.to("cpu", self.ctrl.dtype)
         self._time[ids] = _CLOCK_START
         self.batch.forward(ids)
-
-    def sensor_slice(self, name: str) -> slice:
-        sid = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, name)
-        if sid < 0:
-            names = [mujoco.mj_id2name(self.model, mujoco.mjtObj.mjOBJ_SENSOR, i) for i in range(self.model.nsensor)]
-            raise ValueError(f"sensor '{name}' not in the model; sensors: {', '.join(map(str, names))}")
-        adr = int(self.model.sensor_adr[sid])
-        return slice(adr, adr + int(self.model.sensor_dim[sid]))
 
     def expand(self, field: str) -> torch.Tensor:
         return torch.from_numpy(self.batch.expand(field))

@@ -38,7 +38,7 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="PPO iterations to run now (overrides runner.max_iterations); a resumed run adds them")
     parser.add_argument("--seed", type=int, default=None, help="RNG seed (overrides runner.seed)")
     parser.add_argument("--device", default=None, help="torch device for policy and env tensors, e.g. cpu or cuda:0")
-    parser.add_argument("--backend", default=None, help="physics backend (overrides sim.backend): mujoco")
+    parser.add_argument("--backend", default=None, help="physics backend (overrides sim.backend): mujoco (CPU) or warp (MuJoCo Warp: GPU, or slowly on cpu)")
     parser.add_argument("--headless", action="store_true",
                         help="accepted for legged_gym-style scripts; training never opens a viewer")
     parser.add_argument("--overwrite", action="store_true",

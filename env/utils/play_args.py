@@ -44,6 +44,9 @@ def get_play_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--device", default=None,
                         help="torch device of policy and env tensors, e.g. cpu or cuda:0 (default: the run's "
                              "runner.device if available, else cpu)")
+    parser.add_argument("--backend", default=None,
+                        help="physics backend to play on (default: the run's sim.backend): mujoco or warp; "
+                             "a policy trained on either plays on either")
     parser.add_argument("--seed", type=int, default=None, help="RNG seed (default: the run's runner.seed)")
     parser.add_argument("--randomize", action="store_true",
                         help="keep the config's domain randomisation (friction, mass, ...) and spawn-state noise")
