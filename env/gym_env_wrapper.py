@@ -52,6 +52,11 @@ class GymEnvWrapper:
     def diverged_total(self) -> int:
         return self.robot.sim.diverged_total
 
+    @property
+    def overflow_total(self) -> int:
+        """World-steps whose contact/constraint buffers overflowed (warp backend; 0 where buffers grow)."""
+        return int(getattr(self.robot.sim, "overflow_total", 0))
+
 
 def make_env(cfg: Cfg, device: str | torch.device = "cpu") -> GymEnvWrapper:
     """config -> LeggedRobotEnv(backend) -> Task -> GymEnvWrapper."""

@@ -97,7 +97,7 @@ class LeggedRobotEnv:
     def physics_step(self, actions: torch.Tensor) -> torch.Tensor:
         """Apply actions as joint targets, run `decimation` physics steps, refresh state.
 
-        Returns the ids of envs whose simulation diverged; they must be reset.
+        Returns the (N,) bool mask of envs whose simulation diverged; they must be reset.
         """
         clip = self.cfg.control.clip_actions
         self.last_actions.copy_(self.actions)
@@ -112,9 +112,7 @@ class LeggedRobotEnv:
         self._update_feet_air_time()
         if self.cfg.domain_rand.push_robots:
             clock = self.episode_length_buf + self.push_phase
-            due = (clock % self.push_interval == 0).nonzero(as_tuple=False).flatten()
-            if len(due):
-                self.push_robots(due)
+            self.push_robots(clock % self.push_interval == 0)
         self.time_outs = self.episode_length_buf >= self.max_episode_length
         return diverged
 
@@ -158,8 +156,9 @@ class LeggedRobotEnv:
         self.feet_air_time_at_contact = self.feet_air_time * self.feet_first_contact
         self.feet_air_time *= ~contact_filt
 
-    def push_robots(self, env_ids: torch.Tensor) -> None:
-        """Kick the bases of env_ids: a velocity impulse, a random horizontal change of velocity (world frame).
+    def push_robots(self, due: torch.Tensor) -> None:
+        """Kick the bases where the (N,) mask `due` is set: a velocity impulse, a random horizontal change of
+        velocity (world frame). Drawn for every env and masked: no host synchronisation.
 
         Each env is pushed on its own episode clock (every push_interval_s into the
         episode, shifted by a random phase per episode with domain_rand.push_random_phase,
@@ -169,9 +168,8 @@ class LeggedRobotEnv:
         thrown to +1 m/s; an impulse is what a shove does, whatever the gait.
         """
         vmax = self.cfg.domain_rand.max_push_vel_xy
-        kick = sample_uniform(-vmax, vmax, (len(env_ids), 2), self.device).to(self.sim.qvel.device, self.sim.qvel.dtype)
-        rows = env_ids.to(self.sim.qvel.device)
-        self.sim.qvel[rows, 0:2] += kick
+        kick = sample_uniform(-vmax, vmax, (self.num_envs, 2), self.device) * due.unsqueeze(1)
+        self.sim.qvel[:, 0:2] += kick.to(self.sim.qvel.device, self.sim.qvel.dtype)
 
     def spread_episode_starts(self) -> None:
         """Set every env's episode clock to a random point of its episode.

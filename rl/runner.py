@@ -214,7 +214,8 @@ class OnPolicyRunner:
                 time_outs = info.get("time_outs")
                 self.alg.process_env_step(rew, done, None if time_outs is None else time_outs.to(self.device))
                 self.episode_stats.step(rew, task_rew, done, info.get("episode"))
-                diverged += int(info.get("diverged", 0))
+                diverged = diverged + info.get("diverged", 0)  # a device tensor from our env: no sync per step
+            diverged = int(diverged)
             found = faults.summary()
             skip = self.sync.any(bool(found))  # every rank updates, or none
             if not skip:
@@ -241,6 +242,8 @@ class OnPolicyRunner:
         metrics.update({f"Episode/{k}": v for k, v in stats.pop_terms(reduce, names).items()})
         metrics.update(fps=steps / max(t2 - t0, 1e-9), collection_time=t1 - t0, learning_time=t2 - t1,
                        iteration_time=t2 - t0, diverged=diverged, diverged_total=self.diverged_total)
+        if hasattr(env, "overflow_total"):  # read once per iteration: a new overflow is logged as a warning here
+            metrics["overflow_total"] = env.overflow_total
         return obs, critic_obs, metrics
 
     def _check_skipped(self, it: int, metrics: dict[str, Any]) -> None:

@@ -31,6 +31,7 @@ TB_TAGS = {
     "total_env_steps": "Perf/total_env_steps",
     "diverged": "Sim/diverged",
     "diverged_total": "Sim/diverged_total",
+    "overflow_total": "Sim/overflow_total",
     "skipped_update": "Faults/skipped_update",
     "save_failed": "Checkpoint/save_failed",
     "failed_saves_total": "Checkpoint/failed_saves_total",

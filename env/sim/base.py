@@ -38,8 +38,9 @@ class PhysicsBackend(ABC):
     def step(self, nstep: int) -> torch.Tensor:
         """Run ``nstep`` physics steps with the current targets.
 
-        Returns the ids of simulations that diverged (NaN/inf or unstable state);
-        the caller must reset them. Their state is undefined until then.
+        Returns an (N,) bool mask, on the backend's device, of the simulations that
+        diverged (NaN/inf or unstable state); the caller must reset them. Their state
+        is undefined until then. A mask, not ids: finding ids would make a GPU wait.
         """
 
     @abstractmethod

@@ -71,11 +71,11 @@ class MujocoBackend(PhysicsBackend):
             self.batch.step(nstep=nstep)
         except mujoco.batch.SimulationError as err:  # MuJoCo raised in some sims; the rest ran
             failed = np.asarray(err.ids, dtype=np.int64)
-        diverged = self._diverged_ids(failed, expected_time)
-        self._diverged_total += len(diverged)
+        diverged = self._diverged(failed, expected_time)
+        self._diverged_total += int(diverged.sum())
         return torch.from_numpy(diverged)
 
-    def _diverged_ids(self, failed: np.ndarray, expected_time: np.ndarray) -> np.ndarray:
+    def _diverged(self, failed: np.ndarray, expected_time: np.ndarray) -> np.ndarray:
         """Sims that blew up during the last step.
 
         MuJoCo resets a sim whose state turns NaN/inf or huge (a BADQPOS/QVEL/QACC
@@ -89,7 +89,7 @@ class MujocoBackend(PhysicsBackend):
         nonfinite = ~(np.isfinite(q).all(axis=1) & np.isfinite(v).all(axis=1))
         bad = restarted | nonfinite
         bad[failed] = True
-        return np.flatnonzero(bad)
+        return bad
 
     def reset(self, env_ids: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor, ctrl: torch.Tensor) -> None:
         if len(env_ids) == 0:

@@ -67,8 +67,8 @@ class WarpBackend(PhysicsBackend):
         self.use_graphs = self._wp_device.is_cuda and wp.is_mempool_enabled(self._wp_device)
         t = mjw.OverflowType  # bits that mean a buffer was too small, not the solver's iteration limits
         self._buffer_bits = int(t.ALL) & ~int(t.ITERATIONS) & ~int(t.LS_ITERATIONS)
-        self._diverged_total = 0
-        self.overflow_total = 0  # world-steps that ended with a contact or constraint buffer overflow
+        self._counts = torch.zeros(2, dtype=torch.long, device=self.device)  # diverged, overflowed world-steps
+        self._overflow_reported = 0
         log.info("warp backend on %s: %d worlds, nconmax %d, njmax %d, %s", self._wp_device, num_envs, self.nconmax,
                  self.njmax, "CUDA graphs" if self.use_graphs else "plain kernel launches (no CUDA graph capture here)")
 
@@ -104,22 +104,30 @@ class WarpBackend(PhysicsBackend):
                 mjw.step(m, d)
 
         self._run(("step", nstep), substeps)
-        return self._diverged_ids()
+        return self._diverged()
 
-    def _diverged_ids(self) -> torch.Tensor:
-        """Worlds to reset: non-finite or huge state, or a contact/constraint buffer overflow (one sync)."""
+    def _diverged(self) -> torch.Tensor:
+        """Worlds to reset: non-finite or huge state, or a contact/constraint buffer overflow.
+
+        Counted on the device; nothing here waits for the GPU (the counts are read once per iteration).
+        """
         q, v = self.qpos, self.qvel
         blown = ~(torch.isfinite(q).all(1) & torch.isfinite(v).all(1)) | (q.abs() > MAX_STATE).any(1) | (v.abs() > MAX_STATE).any(1)
         overflow = (self._overflow & self._buffer_bits) != 0
-        ids = (blown | overflow).nonzero().flatten()
-        if len(ids):
-            n_over = int(overflow.sum())
-            if n_over:
-                self.overflow_total += n_over
-                log.warning("warp backend: %d world(s) overflowed their contact/constraint buffers (nconmax %d, "
-                            "njmax %d; raise sim.nconmax / sim.njmax); they are reset", n_over, self.nconmax, self.njmax)
-            self._diverged_total += len(ids)
-        return ids
+        diverged = blown | overflow
+        self._counts += torch.stack([diverged.sum(), overflow.sum()])
+        return diverged
+
+    @property
+    def overflow_total(self) -> int:
+        """World-steps that ended with a contact or constraint buffer overflow; a new one is logged as a warning."""
+        total = int(self._counts[1])
+        if total > self._overflow_reported:
+            log.warning("warp backend: %d world-step(s) overflowed the contact/constraint buffers (nconmax %d, njmax %d; "
+                        "raise sim.nconmax / sim.njmax); those worlds were reset", total - self._overflow_reported,
+                        self.nconmax, self.njmax)
+            self._overflow_reported = total
+        return total
 
     def reset(self, env_ids: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor, ctrl: torch.Tensor) -> None:
         if len(env_ids) == 0:
@@ -168,4 +176,4 @@ class WarpBackend(PhysicsBackend):
 
     @property
     def diverged_total(self) -> int:
-        return self._diverged_total
+        return int(self._counts[0])

@@ -30,7 +30,7 @@ def import_warp():
         import warp as wp
 
         if not _configured:  # before mujoco_warp's import initialises Warp
-            wp.config.quiet = True  # no banner and no line per compiled module
+            wp.config.log_level = wp.LOG_WARNING  # no banner and no line per loaded module; warnings still show
             wp.config.cpu_compiler_flags = ""  # generic CPU target: a portable kernel cache (see the module docstring)
             _configured = True
         import mujoco_warp as mjw

@@ -75,7 +75,7 @@ class Task:
         self.pre_physics_step()
         diverged = env.physics_step(actions)
         terminated = self.check_termination()
-        terminated[diverged] = True
+        terminated |= diverged
         time_outs = env.time_outs & ~terminated
         done = terminated | time_outs
         self.terminated = terminated
@@ -84,7 +84,7 @@ class Task:
 
         # With send_timeouts off, a timeout is reported like any other episode end (no bootstrapping).
         reported = time_outs if self.cfg.env.send_timeouts else torch.zeros_like(time_outs)
-        info = {"time_outs": reported, "diverged": int(len(diverged)), "episode": {}}
+        info = {"time_outs": reported, "diverged": diverged.sum(), "episode": {}}  # a count on the device
         done_ids = done.nonzero(as_tuple=False).flatten()
         if len(done_ids):
             info["episode"] = self._finish_episodes(done_ids)

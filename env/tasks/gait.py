@@ -34,10 +34,11 @@ class GaitSchedule:
         self.frequency = torch.full((num_envs,), float(sum(frequency_range)) / 2, device=device)
         self.moving = torch.ones(num_envs, dtype=torch.bool, device=device)
 
-    def resample(self, env_ids: torch.Tensor, moving: torch.Tensor) -> None:
-        """New frequency for env_ids; `moving` (len(env_ids),) is False where the command is zero."""
-        self.frequency[env_ids] = sample_uniform(*self.frequency_range, (len(env_ids),), self.frequency.device)
-        self.moving[env_ids] = moving
+    def resample(self, due: torch.Tensor, moving: torch.Tensor) -> None:
+        """New frequency where the (N,) mask `due` is set; `moving` (N,) is False where the command is zero."""
+        new = sample_uniform(*self.frequency_range, (len(due),), self.frequency.device)
+        self.frequency.copy_(torch.where(due, new, self.frequency))
+        self.moving.copy_(torch.where(due, moving, self.moving))
 
     def reset(self, env_ids: torch.Tensor) -> None:
         self.phase[env_ids] = 0.0

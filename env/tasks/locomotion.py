@@ -65,28 +65,32 @@ class LocomotionTask(Task):
         if self.gait is not None:
             self.gait.moving[:] = torch.norm(self.commands, dim=1) > 0
 
-    def resample_commands(self, env_ids: torch.Tensor) -> None:
-        c, n = self.cfg.commands, len(env_ids)
-        if n == 0:
-            return
+    def resample_commands(self, envs: torch.Tensor) -> None:
+        """New commands for `envs`: ids, or an (N,) bool mask.
+
+        Drawn for every env and kept where due (torch.where), so that the per-step
+        resample never asks the device which envs are due (no host synchronisation).
+        """
+        due = envs
+        if envs.dtype != torch.bool:
+            due = torch.zeros(self.num_envs, dtype=torch.bool, device=self.device).index_fill_(0, envs.to(self.device), True)
         if self.held_commands is not None:
-            self.commands[env_ids] = self.held_commands[env_ids]
-            return
-        scaled = self.curriculum.scaled
-        self.commands[env_ids, 0] = sample_uniform(*scaled(c.lin_vel_x), (n,), self.device)
-        self.commands[env_ids, 1] = sample_uniform(*scaled(c.lin_vel_y), (n,), self.device)
-        self.commands[env_ids, 2] = sample_uniform(*scaled(c.ang_vel_yaw), (n,), self.device)
-        # Small commands become exact zeros so that standing still is practised.
-        small_lin = torch.norm(self.commands[env_ids, :2], dim=1) < c.zero_threshold
-        self.commands[env_ids[small_lin], :2] = 0.0
-        small_yaw = torch.abs(self.commands[env_ids, 2]) < c.zero_threshold
-        self.commands[env_ids[small_yaw], 2] = 0.0
+            new = self.held_commands
+        else:
+            c, n, scaled = self.cfg.commands, self.num_envs, self.curriculum.scaled
+            new = torch.stack([sample_uniform(*scaled(c.lin_vel_x), (n,), self.device),
+                               sample_uniform(*scaled(c.lin_vel_y), (n,), self.device),
+                               sample_uniform(*scaled(c.ang_vel_yaw), (n,), self.device)], dim=1)
+            # Small commands become exact zeros so that standing still is practised.
+            new[:, :2] *= torch.norm(new[:, :2], dim=1, keepdim=True) >= c.zero_threshold
+            new[:, 2] *= torch.abs(new[:, 2]) >= c.zero_threshold
+        self.commands.copy_(torch.where(due.unsqueeze(1), new, self.commands))
         if self.gait is not None:
-            self.gait.resample(env_ids, torch.norm(self.commands[env_ids], dim=1) > 0)
+            self.gait.resample(due, torch.norm(self.commands, dim=1) > 0)
 
     def pre_physics_step(self) -> None:
         due = (self.env.episode_length_buf % self.resample_steps == 0) & (self.env.episode_length_buf > 0)
-        self.resample_commands(due.nonzero(as_tuple=False).flatten())
+        self.resample_commands(due)
         if self.gait is not None:
             self.gait.advance()
 

@@ -39,14 +39,14 @@ def test_diverged_sims_are_detected_and_others_untouched(qmini_cfg, steps_before
     sim.qvel[1, 0] = float("nan")
     sim.qpos[3, 2] = float("inf")
     diverged = sim.step(3)
-    assert sorted(diverged.tolist()) == [1, 3]
+    assert diverged.dtype == torch.bool and diverged.nonzero().flatten().tolist() == [1, 3]
     assert sim.diverged_total == 2
     assert torch.isfinite(sim.qpos[[0, 2]]).all()
     # a proper reset makes them valid again and they step normally
     ids = torch.tensor([1, 3])
     key_qpos = torch.tensor(model.key_qpos[0]).repeat(2, 1)
     sim.reset(ids, key_qpos, torch.zeros(2, model.nv), key_qpos[:, 7:])
-    assert len(sim.step(3)) == 0
+    assert not sim.step(3).any()
     assert torch.isfinite(sim.qpos).all()
 
 

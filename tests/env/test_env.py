@@ -129,7 +129,7 @@ def test_each_env_is_pushed_on_its_own_episode_clock(qmini_cfg, monkeypatch):
     env = make_env(qmini_cfg)
     env.reset()
     pushed = []
-    monkeypatch.setattr(env.robot, "push_robots", lambda ids: pushed.append(ids.tolist()))
+    monkeypatch.setattr(env.robot, "push_robots", lambda due: pushed.append(due.nonzero().flatten().tolist()))
     env.robot.episode_length_buf[:] = torch.tensor([2, 2, 0, 0, 1, 1, 5, 5])  # +1 this step: 3, 1, 2, 6 due
     env.step(torch.zeros(8, 10))
     assert pushed == [[0, 1, 6, 7]]
@@ -151,7 +151,7 @@ def test_a_push_is_a_velocity_impulse(qmini_cfg):
     env.reset()
     env.robot.sim.qvel[:, 0] = 0.5  # walking forward
     before = env.robot.sim.qvel.clone()
-    env.robot.push_robots(torch.arange(8))
+    env.robot.push_robots(torch.ones(8, dtype=torch.bool))
     after = env.robot.sim.qvel
     delta = after[:, :2] - before[:, :2]
     assert delta.abs().max() <= 1.0 and delta.abs().max() > 0.05  # a change of velocity, not a new velocity
@@ -229,7 +229,8 @@ def test_random_push_phase_spreads_pushes_over_the_interval(qmini_cfg, monkeypat
     env.reset()
     first_push = torch.full((64,), -1)
 
-    def record(ids):
+    def record(due):
+        ids = due.nonzero().flatten()
         new = ids[first_push[ids] < 0]
         first_push[new] = env.robot.episode_length_buf[new]
 

@@ -9,7 +9,7 @@ from env.tasks.rewards import foot_slip, gait_contact, tracking_ang_vel
 
 def test_gait_schedule_alternates_feet_and_stands_at_zero_command():
     gait = GaitSchedule(2, 2, [2.0, 2.0], 0.5, dt=0.05, device=torch.device("cpu"))
-    gait.resample(torch.tensor([0, 1]), torch.tensor([True, False]))
+    gait.resample(torch.tensor([True, True]), torch.tensor([True, False]))
     seen = set()
     for _ in range(10):  # one full cycle at 2 Hz
         gait.advance()
