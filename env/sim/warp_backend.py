@@ -3,8 +3,10 @@
 The same `MjModel` as the CPU backend (env.sim.scene) goes to `mjw.put_model`;
 `mjw.make_data(nworld=num_envs)` holds every world's state. The state is exposed
 as torch views of the Warp arrays (`wp.to_torch`, no copies), which are only ever
-written in place, and torch and Warp share one CUDA stream, so nothing waits on
-the host. On CUDA the substeps of a policy step, the masked reset and the forward
+written in place. Warp works on its own stream (a CUDA graph cannot be captured
+on torch's legacy default stream) and each batch of Warp work is ordered after
+torch's queued work and before torch's next by stream waits on the GPU, so
+nothing waits on the host. On CUDA the substeps of a policy step, the masked reset and the forward
 pass are each captured once as a CUDA graph and replayed; on Warp's CPU device
 (development and CI) they run as plain kernel launches.
 
@@ -48,8 +50,8 @@ class WarpBackend(PhysicsBackend):
         self.dt = float(model.opt.timestep)
         self.nconmax, self.njmax = buffer_sizes(model, nconmax, njmax)
         self._wp_device = wp.device_from_torch(self.device)
-        # torch and Warp on one stream: kernels and torch ops stay ordered without host synchronisation
-        self._stream = wp.stream_from_torch(torch.cuda.current_stream(self.device)) if self.device.type == "cuda" else None
+        # Warp's own stream of the device (capture-capable), ordered against torch's by GPU-side waits
+        self._stream = wp.get_stream(self._wp_device) if self.device.type == "cuda" else None
         with self._scope():
             self.m = mjw.put_model(model)
             self.m.opt.warn_overflow = 0  # we report overflows ourselves, once per step, not from every kernel
@@ -73,13 +75,19 @@ class WarpBackend(PhysicsBackend):
                  self.njmax, "CUDA graphs" if self.use_graphs else "plain kernel launches (no CUDA graph capture here)")
 
     # ------------------------------------------------------------------ launching
+    @contextlib.contextmanager
     def _scope(self):
-        """Warp's device (and on CUDA torch's stream) for the launches inside."""
-        stack = contextlib.ExitStack()
-        stack.enter_context(self._wp.ScopedDevice(self._wp_device))
-        if self._stream is not None:
-            stack.enter_context(self._wp.ScopedStream(self._stream))
-        return stack
+        """Warp's device and stream for the launches inside; on CUDA, after torch's queued work and before its next."""
+        wp = self._wp
+        with wp.ScopedDevice(self._wp_device):
+            if self._stream is None:
+                yield
+                return
+            torch_stream = wp.stream_from_torch(torch.cuda.current_stream(self.device))
+            self._stream.wait_stream(torch_stream)
+            with wp.ScopedStream(self._stream):
+                yield
+            torch_stream.wait_stream(self._stream)
 
     def _run(self, key: object, fn: Callable[[], None]) -> None:
         """Run fn's launches: as a CUDA graph captured on first use, or directly."""
