@@ -33,6 +33,19 @@ from utils.devices import check_device  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 
 
+# The GPU issue's targets on an H100/H200-class GPU (physics with the policy in the loop; one PPO iteration).
+COLLECTION_TARGET = 400_000  # env steps/s, go2 at 8192 envs
+ITERATION_TARGET_S = 0.5  # s, at 4096 envs x 24 steps
+
+
+def target(row: dict, key: str, envs: int, op: str, limit: float) -> str:
+    """`` (target >= 400,000: PASS)`` for the row the target is set at, else nothing."""
+    if row["num_envs"] != envs:
+        return ""
+    ok = row[key] >= limit if op == ">=" else row[key] < limit
+    return f" (target {op} {limit:,}: {'PASS' if ok else 'FAIL'})"
+
+
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
@@ -107,8 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     for row in rows:
         if row["num_envs"] == args.iteration_envs:
             lines.append(f"end-to-end PPO iteration, {row['config']} at {row['num_envs']} envs x {row['steps_per_env']} "
-                         f"steps: {row['iteration_s']:.3f} s")
-    result = {"device": device_name(device), "torch": torch.__version__, "rows": rows}
+                         f"steps: {row['iteration_s']:.3f} s" + target(row, "iteration_s", 4096, "<", ITERATION_TARGET_S))
+        if row["config"] == "go2" and row["num_envs"] == 8192:
+            lines.append(f"go2 collection at 8192 envs: {row['collection_env_steps_per_s']:,} env steps/s"
+                         + target(row, "collection_env_steps_per_s", 8192, ">=", COLLECTION_TARGET))
+    result = {"device": device_name(device), "torch": torch.__version__, "rows": rows,
+              "targets": {"go2_collection_8192_env_steps_per_s": COLLECTION_TARGET, "iteration_4096_s": ITERATION_TARGET_S}}
     atomic_write_text(out / "gpu_bench.json", json.dumps(result, indent=1) + "\n")
     atomic_write_text(out / "gpu_bench.txt", "\n".join(lines) + "\n")
     print("\n".join(lines[len(rows) + 1:]))
