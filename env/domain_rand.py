@@ -79,12 +79,13 @@ class DomainRandomizer:
         self.device = device
         self.num_envs = n = sim.num_envs
         self.base_body_id = base_body_id
-        # links: every body with mass (massless welded bodies, e.g. feet that only carry a geom, have nothing to scale)
-        self.link_ids = torch.tensor([b for b in range(1, model.nbody) if model.body_mass[b] > 0], dtype=torch.long)
-        self.num_links = len(self.link_ids)
         # Nominal model values, the base of every scaling, on the device and in the precision of the
         # backend's model fields (host float64 on the mujoco backend, float32 on warp's device).
         self.sim_device, self.sim_dtype = sim.qpos.device, sim.qpos.dtype
+        # links: every body with mass (massless welded bodies, e.g. feet that only carry a geom, have nothing to scale)
+        self.link_ids = torch.tensor([b for b in range(1, model.nbody) if model.body_mass[b] > 0], dtype=torch.long,
+                                     device=self.sim_device)
+        self.num_links = len(self.link_ids)
         self.nominal = {name: torch.tensor(getattr(model, name), dtype=self.sim_dtype, device=self.sim_device) for name in
                         ["body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
                          "actuator_forcerange", "dof_frictionloss", "dof_damping", "dof_armature", "geom_solref",
@@ -194,7 +195,7 @@ class DomainRandomizer:
     def _write_masses(self, env_ids: torch.Tensor, ids: torch.Tensor) -> None:
         f, nom = self.fields, self.nominal
         scale = torch.ones(len(env_ids), nom["body_mass"].shape[0], dtype=self.sim_dtype, device=self.sim_device)
-        scale[:, self.link_ids.to(self.sim_device)] = self.params["link_mass_scale"][env_ids].to(self.sim_device, self.sim_dtype)
+        scale[:, self.link_ids] = self.params["link_mass_scale"][env_ids].to(self.sim_device, self.sim_dtype)
         mass = nom["body_mass"] * scale
         inertia = nom["body_inertia"] * scale.unsqueeze(-1)
         base = self.base_body_id

@@ -55,7 +55,7 @@ class GymEnvWrapper:
     @property
     def overflow_total(self) -> int:
         """World-steps whose contact/constraint buffers overflowed (warp backend; 0 where buffers grow)."""
-        return int(getattr(self.robot.sim, "overflow_total", 0))
+        return self.robot.sim.overflow_total
 
 
 def make_env(cfg: Cfg, device: str | torch.device = "cpu") -> GymEnvWrapper:

@@ -30,7 +30,7 @@ class LeggedRobotEnv:
         self.model = load_mj_model(cfg)
         sim = cfg.sim
         self.sim = load_backend(sim.backend, self.model, self.num_envs, sim.nthread, self.device,
-                                nconmax=getattr(sim, "nconmax", 0), njmax=getattr(sim, "njmax", 0))
+                                nconmax=sim.nconmax, njmax=sim.njmax)
         self.decimation = int(cfg.control.decimation)
         self.dt = cfg.sim.dt * self.decimation  # s, one policy step
         self.max_episode_length = int(math.ceil(cfg.env.episode_length_s / self.dt))

@@ -68,3 +68,8 @@ class PhysicsBackend(ABC):
     @abstractmethod
     def diverged_total(self) -> int:
         """Simulations reset for divergence since the backend was built."""
+
+    @property
+    def overflow_total(self) -> int:
+        """World-steps whose preallocated contact/constraint buffers overflowed (0 where buffers grow, as in MuJoCo C)."""
+        return 0

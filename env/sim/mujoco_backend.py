@@ -94,11 +94,11 @@ class MujocoBackend(PhysicsBackend):
     def reset(self, env_ids: torch.Tensor, qpos: torch.Tensor, qvel: torch.Tensor, ctrl: torch.Tensor) -> None:
         if len(env_ids) == 0:
             return
-        ids = env_ids.cpu().numpy().astype(np.int64)
+        rows = env_ids.cpu()
+        ids = rows.numpy().astype(np.int64)
         # A keyframe reset clears time, warm-starts and actuator state; then the
         # new state is written and derived fields (sensors) recomputed.
         self.batch.reset(ids, keyframe=self._home_key, stage=mujoco.mjtStage.mjSTAGE_NONE)
-        rows = env_ids.cpu()
         self.qpos[rows] = qpos.to("cpu", self.qpos.dtype)
         self.qvel[rows] = qvel.to("cpu", self.qvel.dtype)
         self.ctrl[rows] = ctrl.to("cpu", self.ctrl.dtype)
