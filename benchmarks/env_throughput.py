@@ -28,6 +28,7 @@ from config import load_config  # noqa: E402
 from env.gym_env_wrapper import make_env  # noqa: E402
 from env.sim import load_backend  # noqa: E402
 from env.sim.scene import load_mj_model  # noqa: E402
+from env.terrain import terrain_grid  # noqa: E402
 from env.sim.mujoco_backend import available_cores  # noqa: E402
 from utils.devices import check_device  # noqa: E402
 
@@ -42,7 +43,7 @@ def time_raw(cfg, num_envs: int, nthread: int, steps: int, action_std: float, de
     """Physics steps/s of the config's backend alone stepping `decimation` substeps with random targets."""
     if cfg.sim.backend != "mujoco":
         return time_raw_backend(cfg, num_envs, steps, action_std, torch.device(device))
-    model = load_mj_model(cfg)
+    model = load_mj_model(cfg, terrain_grid(cfg.terrain))  # the same ground as the env's
     batch = mujoco.batch.Batch(model, num_envs, nthread)
     key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "home")
     batch.reset(keyframe=key)
@@ -61,7 +62,7 @@ def time_raw(cfg, num_envs: int, nthread: int, steps: int, action_std: float, de
 
 def time_raw_backend(cfg, num_envs: int, steps: int, action_std: float, device: torch.device) -> float:
     """The same for a torch-native backend (warp): targets written through its ctrl view on its device."""
-    model = load_mj_model(cfg)
+    model = load_mj_model(cfg, terrain_grid(cfg.terrain))  # the same ground as the env's
     sim = load_backend(cfg.sim.backend, model, num_envs, 0, device, nconmax=cfg.sim.nconmax, njmax=cfg.sim.njmax)
     home = torch.tensor(model.key_qpos[0], device=device).repeat(num_envs, 1)
     sim.reset(torch.arange(num_envs, device=device), home, torch.zeros(num_envs, model.nv, device=device), home[:, 7:])

@@ -95,6 +95,9 @@ class CurveRecorder:
             "episode_length_s": length_steps * self.env.robot.dt / ended if ended else None,
             "fall_fraction": falls / ended if ended else None,
         }
+        level = self.env.robot.ground.mean_level()
+        if level is not None:  # rough terrain: where the curriculum has the envs now
+            row["terrain_level"] = float(level)
         self.rows.append(row)
         self._clear()
         return row
@@ -166,7 +169,8 @@ def plot_curves(out_dir: Path) -> Path | None:
     curves = {p.stem.removeprefix("curve_"): json.loads(p.read_text()) for p in sorted(out_dir.glob("curve_*.json"))}
     if not curves:
         return None
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    levels = any("terrain_level" in r for data in curves.values() for r in data["rows"])
+    fig, axes = plt.subplots(3 if levels else 2, 2, figsize=(11, 10 if levels else 7))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, (algo, data) in enumerate(curves.items()):
         rows = data["rows"]
@@ -174,21 +178,25 @@ def plot_curves(out_dir: Path) -> Path | None:
         steps = [r["env_steps"] / 1e6 for r in rows]
         series = [(0, "task_reward_per_step", "-", algo), (1, "lin_vel_rmse", "-", f"{algo} linear (m/s)"),
                   (1, "yaw_rate_rmse", "--", f"{algo} yaw rate (rad/s)")]
+        if levels:
+            series.append((2, "terrain_level", "-", f"{algo} mean terrain level"))
         resumed = [i for i, r in enumerate(rows) if r["iteration"] in set(data.get("resumed_at_iterations", []))]
         for col, x in enumerate([minutes, steps]):
             for i in resumed:  # where a resumed run continued the curve
-                for row in range(2):
+                for row in range(len(axes)):
                     axes[row][col].axvline(x[i], color=colors[k], ls=":", lw=1)
             for row, key, style, label in series:
-                y = [r[key] for r in rows]
+                y = [r.get(key, float("nan")) for r in rows]
                 # raw iterations faintly, a moving mean on top
                 axes[row][col].plot(x, y, style, color=colors[k], alpha=0.2, lw=0.8)
                 axes[row][col].plot(x, moving_mean(y, SMOOTH), style, color=colors[k], lw=1.6, label=label)
     for col, label in enumerate(["wall-clock minutes", "env steps (millions)"]):
         axes[0][col].set_ylabel("task reward per step (1 = perfect)")
         axes[1][col].set_ylabel("RMS tracking error")
-        axes[1][col].set_xlabel(label)
-        for row in range(2):
+        if levels:
+            axes[2][col].set_ylabel("mean terrain level (0 = easiest)")
+        axes[-1][col].set_xlabel(label)
+        for row in range(len(axes)):
             axes[row][col].grid(alpha=0.3)
             axes[row][col].legend(fontsize=8)
     first = next(iter(curves.values()))

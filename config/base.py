@@ -111,6 +111,9 @@ class Base:
         curriculum_initial_level = 0.3  # fraction of each range used at the start
         curriculum_step = 0.1  # fraction added per promotion
         curriculum_threshold = 0.75  # mean per-step linear tracking kernel (0..1) of finished episodes that promotes
+        heading_command = False  # bool, draw a heading instead of a yaw rate; the yaw-rate command steers towards it
+        heading = [-3.14159, 3.14159]  # rad, world-frame heading command range (heading_command)
+        heading_gain = 0.5  # 1/s, yaw-rate command per rad of heading error, clipped to ang_vel_yaw (heading_command)
         gait_phase = False  # bool, periodic contact schedule: phase clock in the observation + gait_contact reward
         gait_frequency = [1.5, 2.0]  # Hz, commanded stepping frequency range (drawn with each command)
         gait_stance_ratio = 0.55  # fraction of a gait cycle each foot should be on the ground
@@ -186,6 +189,7 @@ class Base:
             gravity = 0.05  # unit vector components
             dof_pos = 0.01  # rad
             dof_vel = 1.5  # rad/s
+            height_measurements = 0.1  # m, on the policy's height scan (terrain.policy_height_scan)
 
     class normalization:
         clip_observations = 100.0  # observations are clipped to +-this after scaling
@@ -196,11 +200,41 @@ class Base:
             dof_pos = 1.0  # per rad
             dof_vel = 0.05  # per rad/s
             height = 5.0  # per m
+            height_measurements = 5.0  # per m, height scan (base height above each point minus base_height_target)
 
     class terrain:
-        mesh_type = "plane"  # only "plane" today; heightfields come with rough-terrain tasks
+        mesh_type = "plane"  # "plane" (flat floor) or "heightfield" (tile grid of env/terrain, one MuJoCo hfield)
         static_friction = 1.0  # friction coefficient of the ground before randomisation
         restitution = 0.0  # ground restitution before randomisation
+        # --- heightfield only (env/terrain): a grid of tiles, rows = difficulty levels, columns = terrain types
+        seed = 1  # RNG seed of the terrain generator (same seed, same ground)
+        horizontal_scale = 0.1  # m, grid cell size (x and y)
+        vertical_scale = 0.005  # m, height resolution (heights are multiples of this)
+        tile_size = 8.0  # m, side of one square tile
+        border_size = 5.0  # m, flat ground around the tile grid
+        num_rows = 10  # difficulty levels (tile rows along x; row r has difficulty r / num_rows)
+        num_cols = 20  # tile columns along y, shared out among the types by terrain_proportions
+        terrain_proportions = {"flat": 0.1, "random_rough": 0.1, "slope_up": 0.1, "slope_down": 0.1,
+                               "rough_slope": 0.1, "stairs_up": 0.15, "stairs_down": 0.15, "obstacles": 0.1,
+                               "stepping_stones": 0.1}  # fraction of columns per tile type (normalised)
+        platform_size = 3.0  # m, flat square at each tile's centre where robots spawn
+        rough_amplitude = [0.02, 0.1]  # m, peak-to-peak height of random bumps at difficulty 0 and at the top
+        rough_step = 0.01  # m, bump heights are multiples of this
+        slope_range = [0.0, 0.4]  # rise over run of the slopes at difficulty 0 and at the top
+        step_height_range = [0.05, 0.23]  # m, stair step height at difficulty 0 and at the top
+        step_width = 0.31  # m, stair tread depth
+        obstacle_height_range = [0.05, 0.25]  # m, discrete obstacle height at difficulty 0 and at the top
+        obstacle_size = [1.0, 2.0]  # m, side range of the rectangular obstacles
+        num_obstacles = 20  # obstacles per tile
+        stone_size_range = [1.5, 0.5]  # m, stepping-stone side at difficulty 0 and at the top
+        stone_gap_range = [0.05, 0.3]  # m, gap between stepping stones at difficulty 0 and at the top
+        pit_depth = 0.5  # m, depth of the gaps between stepping stones
+        curriculum = True  # bool, promote/demote each env between levels by the distance it walked
+        max_init_level = 5  # highest starting level (drawn from 0..this)
+        measure_heights = False  # bool, height scan around the base in the critic observation (heightfield configs: true)
+        policy_height_scan = False  # bool, also in the policy observation (a perceptive policy; needs a height map on the robot)
+        scan_size = [1.6, 1.0]  # m, length (x, forward) and width (y) of the yaw-aligned scan grid, centred on the base
+        scan_points = [17, 11]  # points of the scan grid along x and y
 
     class viewer:
         ref_env = 0  # env index the camera follows

@@ -48,6 +48,13 @@ class GymEnvWrapper:
         """Put every env at a random point of its episode (at the start of training)."""
         self.robot.spread_episode_starts()
 
+    def state_dict(self) -> dict:
+        """What a checkpoint keeps of the env so that a resumed run continues it: the terrain levels."""
+        return {"terrain": self.robot.ground.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.robot.ground.load_state_dict(state.get("terrain", {}))
+
     @property
     def diverged_total(self) -> int:
         return self.robot.sim.diverged_total

@@ -18,6 +18,7 @@ import torch
 from env.domain_rand import DomainRandomizer
 from env.sim import load_backend
 from env.sim.scene import actuated_joint_names, load_mj_model, touch_sensor, velocity_sensor
+from env.terrain import Ground, build_ground
 from env.utils.math import quat_from_yaw, quat_mul, quat_rotate_inverse, sample_uniform
 from utils.yaml import Cfg
 
@@ -27,7 +28,8 @@ class LeggedRobotEnv:
         self.cfg = cfg
         self.device = torch.device(device)
         self.num_envs = int(cfg.env.num_envs)
-        self.model = load_mj_model(cfg)
+        self.ground: Ground = build_ground(cfg.terrain, self.num_envs, self.device)
+        self.model = load_mj_model(cfg, self.ground.grid)
         sim = cfg.sim
         self.sim = load_backend(sim.backend, self.model, self.num_envs, sim.nthread, self.device,
                                 nconmax=sim.nconmax, njmax=sim.njmax)
@@ -39,6 +41,7 @@ class LeggedRobotEnv:
         self._init_sensors()
         self._init_buffers()
         self._init_domain_randomisation()
+        self.ground.fit_robot(self.model, cfg.init_state)
         self.reset_idx(torch.arange(self.num_envs, device=self.device))
 
     # ---------------------------------------------------------------- set-up
@@ -83,6 +86,7 @@ class LeggedRobotEnv:
         self.feet_air_time_at_contact = zeros(n, self.num_feet)
         self.episode_length_buf = torch.zeros(n, dtype=torch.long, device=dev)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
+        self.spawn_xy = zeros(n, 2)  # m, world xy where each env's episode started (terrain curriculum)
         self.push_interval = max(1, int(round(self.cfg.domain_rand.push_interval_s / self.dt)))
         # steps added to the episode clock for pushes: 0, or per episode a random phase of the interval
         self.push_phase = torch.zeros(n, dtype=torch.long, device=dev)
@@ -145,7 +149,9 @@ class LeggedRobotEnv:
         self.penalized_forces = sensors[:, self.penalized_cols]
         self.torques = self.sim.actuator_force.to(self.device, torch.float32, copy=True)
         self.foot_contact = self.foot_forces > self.cfg.asset.contact_threshold
-        self.base_height = self.base_pos[:, 2]  # flat ground; terrain heights come with rough terrain
+        self.base_height = self.base_pos[:, 2] - self.ground.height_at(self.base_pos[:, :2])  # above the ground under it
+        if self.ground.scan is not None:  # (N, P) m, base height above each scan point
+            self.height_scan = self.base_pos[:, 2:3] - self.ground.scan_heights(self.base_pos, self.base_quat)
 
     def _update_feet_air_time(self) -> None:
         contact = self.foot_contact
@@ -190,7 +196,8 @@ class LeggedRobotEnv:
 
         qpos = torch.zeros(n, self.model.nq, device=dev)
         qvel = torch.zeros(n, self.model.nv, device=dev)
-        qpos[:, 0:3] = torch.tensor(init.pos, device=dev)
+        qpos[:, 0:3] = self.ground.spawn_points(env_ids, torch.tensor(init.pos, device=dev))
+        self.spawn_xy[env_ids] = qpos[:, 0:2]
         yaw = sample_uniform(-init.yaw_noise, init.yaw_noise, (n,), dev)
         qpos[:, 3:7] = quat_mul(quat_from_yaw(yaw), torch.tensor([init.rot], device=dev).expand(n, 4))
         joint_pos = self.default_dof_pos + sample_uniform(-init.joint_pos_noise, init.joint_pos_noise, (n, self.num_dof), dev)

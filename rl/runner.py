@@ -341,6 +341,7 @@ class OnPolicyRunner:
             "num_critic_obs": self.num_critic_obs,
             "num_actions": self.num_actions,
             "rng_state": get_rng_state(),
+            "env_state": self.env.state_dict() if hasattr(self.env, "state_dict") else {},  # e.g. terrain levels
             "cfg": self.cfg_dict,
             "cfg_hash": cfg_hash(self.cfg_dict),
         }
@@ -372,6 +373,8 @@ class OnPolicyRunner:
         self.diverged_total = int(ckpt.get("diverged_total", 0))
         if "rng_state" in ckpt:
             set_rng_state(ckpt["rng_state"])
+        if hasattr(self.env, "load_state_dict"):
+            self.env.load_state_dict(ckpt.get("env_state", {}))
         if isinstance(ckpt.get("cfg"), dict) and self.cfg_dict is not None:
             changes = changed_fields(ckpt["cfg"], self.cfg_dict)
             if changes:

@@ -5,7 +5,8 @@ robot description (URDF or MJCF, see `env.sim.robot_file`) and everything a trai
 run adds comes from the config, in one place:
 
 - a free joint on ``asset.base_body`` if it has none;
-- the floor (friction from ``terrain``), a light and a sky for pictures;
+- the ground (friction from ``terrain``): a plane, or the rough terrain's height field when the
+  env passes its `TerrainGrid` (checks, exports and deploy scenes always get the plane); a light and a sky;
 - one position actuator per controlled joint (every hinge and slide joint, in model
   order): gain kp, bias (0, -kp, -kd) from ``control.stiffness/damping``, torque limit
   from ``control.torque_limits`` or the file's (a URDF's ``effort``), ctrl range = joint range;
@@ -28,6 +29,8 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from env.terrain.grid import TerrainGrid
+from env.terrain.mjcf import add_height_field
 from env.sim.robot_file import RobotFileError, asset_path, by_substring, check_keys_match, load_robot_spec
 from utils.files import atomic_write_bytes, atomic_write_text
 from utils.yaml import Cfg
@@ -62,9 +65,9 @@ def sensor_bodies(asset: Cfg) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def load_mj_model(cfg: Cfg) -> mujoco.MjModel:
-    """The compiled training scene of ``cfg`` (see the module docstring)."""
-    return compile_spec(compose_scene(cfg), cfg.asset.file)
+def load_mj_model(cfg: Cfg, terrain: TerrainGrid | None = None) -> mujoco.MjModel:
+    """The compiled training scene of ``cfg`` (see the module docstring), on ``terrain`` if given."""
+    return compile_spec(compose_scene(cfg, terrain), cfg.asset.file)
 
 
 def compile_spec(spec: mujoco.MjSpec, what: str) -> mujoco.MjModel:
@@ -74,15 +77,18 @@ def compile_spec(spec: mujoco.MjSpec, what: str) -> mujoco.MjModel:
         raise RobotFileError(f"cannot compile {what}: {' '.join(str(err).split())[:240]}") from None
 
 
-def compose_scene(cfg: Cfg) -> mujoco.MjSpec:
-    """The training scene as an uncompiled spec (check_robot edits a copy; write_scene_xml saves it)."""
+def compose_scene(cfg: Cfg, terrain: TerrainGrid | None = None) -> mujoco.MjSpec:
+    """The training scene as an uncompiled spec (check_robot edits a copy; write_scene_xml saves it).
+
+    The ground is ``terrain``'s height field when given, else a plane.
+    """
     spec = load_robot_spec(cfg.asset)
     _strip_scene_parts(spec)
     base = _base_body(spec, cfg.asset.base_body)
     if not any(j.type == mujoco.mjtJoint.mjJNT_FREE for j in base.joints):
         base.add_freejoint(name="root")
     _set_collisions(spec, base, bool(cfg.asset.self_collisions))
-    _add_floor(spec, cfg.terrain)
+    _add_floor(spec, cfg.terrain, terrain)
     _set_options(spec, cfg.sim)
     robot = compile_spec(spec, cfg.asset.file)
     joints = [mujoco.mj_id2name(robot, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(robot.njnt)
@@ -126,9 +132,9 @@ def _set_collisions(spec: mujoco.MjSpec, base: mujoco.MjsBody, self_collisions: 
                 geom.contype, geom.conaffinity = (1 if self_collisions else 0), 1
 
 
-def _add_floor(spec: mujoco.MjSpec, terrain: Cfg) -> None:
-    if terrain.mesh_type != "plane":
-        raise RobotFileError(f"terrain.mesh_type '{terrain.mesh_type}' is not available; use 'plane'")
+def _add_floor(spec: mujoco.MjSpec, terrain: Cfg, grid: TerrainGrid | None) -> None:
+    if terrain.mesh_type not in ("plane", "heightfield"):
+        raise RobotFileError(f"terrain.mesh_type '{terrain.mesh_type}' is not available; use 'plane' or 'heightfield'")
     tex = spec.add_texture(name="scene_grid", type=mujoco.mjtTexture.mjTEXTURE_2D,
                            builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=512, height=512,
                            rgb1=[0.2, 0.3, 0.4], rgb2=[0.1, 0.15, 0.2])
@@ -141,9 +147,12 @@ def _add_floor(spec: mujoco.MjSpec, terrain: Cfg) -> None:
     spec.visual.headlight.ambient = [0.3, 0.3, 0.3]
     spec.visual.headlight.specular = [0.0, 0.0, 0.0]
     spec.worldbody.add_light(name="scene_sun", pos=[0, 0, 3], dir=[0, 0, -1], type=mujoco.mjtLightType.mjLIGHT_DIRECTIONAL)
+    friction = [float(terrain.static_friction), 0.005, 0.0001]
+    if grid is not None:
+        add_height_field(spec, grid, name="floor", material=material.name, friction=friction)
+        return
     spec.worldbody.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 0.05],
-                            material=material.name, contype=1, conaffinity=0, condim=3,
-                            friction=[float(terrain.static_friction), 0.005, 0.0001])
+                            material=material.name, contype=1, conaffinity=0, condim=3, friction=friction)
 
 
 def _set_options(spec: mujoco.MjSpec, sim: Cfg) -> None:

@@ -1,4 +1,4 @@
-"""Velocity-tracking locomotion: follow commanded (vx, vy, yaw rate) on flat ground."""
+"""Velocity-tracking locomotion: follow commanded (vx, vy, yaw rate), on flat ground or rough terrain."""
 
 from __future__ import annotations
 
@@ -12,16 +12,18 @@ from env.tasks.base import Task
 from env.tasks.curriculum import CommandCurriculum
 from env.tasks.gait import GaitSchedule
 from env.tasks.rewards import REWARDS
-from env.utils.math import sample_uniform
+from env.utils.math import sample_uniform, wrap_to_pi, yaw_from_quat
 from utils.yaml import Cfg
 
 # Policy observation frame, in order: name -> size given the number of joints.
 # play/export read this layout to describe the observation to a robot program.
-def policy_obs_layout(num_dof: int, gait_phase: bool = False) -> list[tuple[str, int]]:
+def policy_obs_layout(num_dof: int, gait_phase: bool = False, scan_points: int = 0) -> list[tuple[str, int]]:
     layout = [("base_ang_vel", 3), ("projected_gravity", 3), ("commands", 3),
               ("dof_pos", num_dof), ("dof_vel", num_dof), ("actions", num_dof)]
     if gait_phase:
         layout.append(("gait_clock", GaitSchedule.obs_size))
+    if scan_points:
+        layout.append(("height_scan", scan_points))
     return layout
 
 
@@ -34,13 +36,20 @@ class LocomotionTask(Task):
         super().__init__(env, cfg)
         self.curriculum = CommandCurriculum(c, n, dev)
         self.commands = torch.zeros(n, 3, device=dev)
+        self.heading = torch.zeros(n, device=dev)  # rad, world-frame heading command (commands.heading_command)
         self.held_commands: torch.Tensor | None = None  # set by hold_commands: play, evaluation, keyboard
         self.resample_steps = max(1, int(round(cfg.commands.resampling_time / env.dt)))
         self.history_length = int(cfg.env.history_length)
-        self.obs_layout = policy_obs_layout(env.num_dof, self.gait is not None)
+        scan = env.ground.num_scan_points
+        if cfg.terrain.policy_height_scan and not scan:
+            raise ValueError("terrain.policy_height_scan needs terrain.measure_heights = true (the scan it observes)")
+        self.policy_scan = bool(cfg.terrain.policy_height_scan)
+        self.obs_layout = policy_obs_layout(env.num_dof, self.gait is not None, scan if self.policy_scan else 0)
         self.frame_size = sum(size for _, size in self.obs_layout)
         self.num_obs = self.frame_size * self.history_length
-        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + env.domain_rand.num_privileged
+        self.critic_scan = 0 if self.policy_scan else scan  # a perceptive policy's frame, which the critic sees, has it
+        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + env.domain_rand.num_privileged + self.critic_scan
+        self.commanded_distance = torch.zeros(n, device=dev)  # m asked for so far this episode (terrain curriculum)
         self.obs_history = torch.zeros(n, self.history_length, self.frame_size, device=dev)
         scales = cfg.normalization.obs_scales
         self.command_scale = torch.tensor([scales.lin_vel, scales.lin_vel, scales.ang_vel], device=dev)
@@ -85,18 +94,33 @@ class LocomotionTask(Task):
             new[:, :2] *= torch.norm(new[:, :2], dim=1, keepdim=True) >= c.zero_threshold
             new[:, 2] *= torch.abs(new[:, 2]) >= c.zero_threshold
         self.commands.copy_(torch.where(due.unsqueeze(1), new, self.commands))
+        if self.cfg.commands.heading_command and self.held_commands is None:
+            heading = sample_uniform(*self.cfg.commands.heading, (self.num_envs,), self.device)
+            self.heading.copy_(torch.where(due, heading, self.heading))
+            self._steer_to_heading()
         if self.gait is not None:
             self.gait.resample(due, torch.norm(self.commands, dim=1) > 0)
+
+    def _steer_to_heading(self) -> None:
+        """Yaw-rate command from the heading error (legged_gym's heading command): robots walk straight lines,
+        which is what the terrain curriculum's distance test measures."""
+        c = self.cfg.commands
+        error = wrap_to_pi(self.heading - yaw_from_quat(self.env.base_quat))
+        self.commands[:, 2] = torch.clamp(c.heading_gain * error, c.ang_vel_yaw[0], c.ang_vel_yaw[1])
 
     def pre_physics_step(self) -> None:
         due = (self.env.episode_length_buf % self.resample_steps == 0) & (self.env.episode_length_buf > 0)
         self.resample_commands(due)
+        if self.cfg.commands.heading_command and self.held_commands is None:
+            self._steer_to_heading()
         if self.gait is not None:
             self.gait.advance()
+        self.commanded_distance += torch.norm(self.commands[:, :2], dim=1) * self.env.dt
 
     def reset_idx(self, env_ids: torch.Tensor) -> None:
         if self.gait is not None:
             self.gait.reset(env_ids)
+        self.commanded_distance[env_ids] = 0.0
         self.resample_commands(env_ids)
         frame = self._policy_frame()[env_ids]
         self.obs_history[env_ids] = frame.unsqueeze(1)  # a new episode's history is its first frame repeated
@@ -114,14 +138,21 @@ class LocomotionTask(Task):
         ]
         if self.gait is not None:
             parts.append(self.gait.observation())
+        if self.policy_scan:
+            parts.append(self._scan_obs())
         return torch.cat(parts, dim=1)
+
+    def _scan_obs(self) -> torch.Tensor:
+        """Base height above each scan point, less the nominal standing height, clipped to +-1 m and scaled."""
+        target = self.cfg.rewards.base_height_target
+        return (self.env.height_scan - target).clamp(-1.0, 1.0) * self.cfg.normalization.obs_scales.height_measurements
 
     def _noise_vector(self) -> torch.Tensor:
         noise, s = self.cfg.noise, self.cfg.normalization.obs_scales
         ns = noise.noise_scales
         per_term = {"base_ang_vel": ns.ang_vel * s.ang_vel, "projected_gravity": ns.gravity, "commands": 0.0,
                     "dof_pos": ns.dof_pos * s.dof_pos, "dof_vel": ns.dof_vel * s.dof_vel, "actions": 0.0,
-                    "gait_clock": 0.0}
+                    "gait_clock": 0.0, "height_scan": ns.height_measurements * s.height_measurements}
         vec = torch.cat([torch.full((size,), per_term[name]) for name, size in self.obs_layout])
         return (vec * noise.noise_level if noise.add_noise else torch.zeros_like(vec)).to(self.device)
 
@@ -138,7 +169,7 @@ class LocomotionTask(Task):
             env.base_height.unsqueeze(1) * s.height,
             env.foot_forces / self.robot_weight,
             env.domain_rand.privileged_obs(),
-        ], dim=1)
+        ] + ([self._scan_obs()] if self.critic_scan else []), dim=1)
         return torch.clamp(obs, -clip, clip), torch.clamp(critic_obs, -clip, clip)
 
     # ------------------------------------------------------------ terminations
@@ -159,4 +190,9 @@ class LocomotionTask(Task):
         out = super()._finish_episodes(env_ids)
         self.curriculum.finish_episodes(env_ids)
         out["curriculum_level"] = torch.tensor(self.curriculum.level)
+        ground = self.env.ground
+        if ground.curriculum is not None:
+            walked = torch.norm(self.env.base_pos[env_ids, :2] - self.env.spawn_xy[env_ids], dim=1)
+            ground.finish_episodes(env_ids, walked, self.commanded_distance[env_ids])
+            out["terrain_level"] = ground.mean_level()
         return out

@@ -32,3 +32,13 @@ def quat_mul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def sample_uniform(low: float, high: float, shape: tuple[int, ...], device: torch.device, generator: torch.Generator | None = None) -> torch.Tensor:
     return low + (high - low) * torch.rand(shape, device=device, generator=generator)
+
+
+def yaw_from_quat(q: torch.Tensor) -> torch.Tensor:
+    """Heading (rad, about world z) of (w, x, y, z) quaternions (..., 4)."""
+    w, x, y, z = q.unbind(-1)
+    return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+
+
+def wrap_to_pi(angle: torch.Tensor) -> torch.Tensor:
+    return torch.remainder(angle + torch.pi, 2 * torch.pi) - torch.pi

@@ -1,0 +1,29 @@
+"""Go2 on rough terrain: slopes, stairs, obstacles and rough ground, with a terrain curriculum.
+
+A blind policy by default (proprioception only, as go2); the critic sees a height scan
+around the base. ``--set terrain.policy_height_scan=true`` trains a perceptive policy.
+"""
+
+from config.go2 import go2
+
+
+class go2_rough(go2):
+    class terrain(go2.terrain):
+        mesh_type = "heightfield"  # the tile grid of env/terrain
+        terrain_proportions = {"random_rough": 0.1, "slope_up": 0.05, "slope_down": 0.05, "rough_slope": 0.1,
+                               "stairs_up": 0.25, "stairs_down": 0.25, "obstacles": 0.2}  # fraction of columns per type
+        rough_amplitude = [0.02, 0.1]  # m, peak-to-peak bumps at difficulty 0 and at the top
+        slope_range = [0.0, 0.4]  # rise over run at difficulty 0 and at the top
+        step_height_range = [0.05, 0.23]  # m, stair step height at difficulty 0 and at the top
+        obstacle_height_range = [0.05, 0.25]  # m, obstacle height at difficulty 0 and at the top
+        curriculum = True  # bool, levels follow the distance walked
+        max_init_level = 5  # highest starting level
+        measure_heights = True  # bool, height scan in the critic observation
+        policy_height_scan = False  # bool, blind policy (true: perceptive)
+
+    class commands(go2.commands):
+        heading_command = True  # bool, walk straight towards a drawn heading: the curriculum measures distance
+
+    class rewards(go2.rewards):
+        class scales(go2.rewards.scales):
+            base_height = -1.0  # per m^2 s, weaker than flat: over stairs and bumps the height above the ground varies

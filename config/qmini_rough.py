@@ -1,0 +1,25 @@
+"""Qmini on rough ground: random bumps as in the reference training (0-4 cm in 1 cm steps on 0.1 m
+cells), then gentle slopes, with a terrain curriculum. A blind policy; the critic sees a height scan."""
+
+from config.qmini import qmini
+
+
+class qmini_rough(qmini):
+    class terrain(qmini.terrain):
+        mesh_type = "heightfield"  # the tile grid of env/terrain
+        tile_size = 4.0  # m, smaller tiles: Qmini walks at most 0.7 m/s, promotion needs half a tile per episode
+        platform_size = 2.0  # m, flat spawn square at each tile's centre
+        num_cols = 10  # tile columns along y
+        terrain_proportions = {"flat": 0.1, "random_rough": 0.6, "slope_up": 0.15, "slope_down": 0.15}  # per type
+        rough_amplitude = [0.0, 0.04]  # m, peak-to-peak bumps: 0 at level 0 to 4 cm at the top (reference)
+        rough_step = 0.01  # m, bump heights are multiples of 1 cm (reference)
+        slope_range = [0.0, 0.15]  # rise over run: gentle slopes for a small biped
+        curriculum = True  # bool, levels follow the distance walked
+        max_init_level = 3  # highest starting level
+        measure_heights = True  # bool, height scan in the critic observation
+        scan_size = [1.0, 0.6]  # m, a smaller robot looks at a smaller patch
+        scan_points = [11, 7]  # points of the scan grid along x and y
+        policy_height_scan = False  # bool, blind policy
+
+    class commands(qmini.commands):
+        heading_command = True  # bool, walk straight towards a drawn heading: the curriculum measures distance

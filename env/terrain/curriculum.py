@@ -1,0 +1,88 @@
+"""Terrain curriculum: each env walks one terrain type, at a level that follows how well it walks.
+
+Game-inspired, as in legged_gym: every env keeps its tile column (its terrain type) for
+the whole run and moves between rows (difficulty levels). When an episode ends:
+
+- promoted one level if the robot got farther than half a tile from its spawn point;
+- otherwise demoted one level if it covered less than half the distance its commands
+  asked for over the whole episode (the sum over every command it was given, not the last);
+- an env promoted past the top level goes to a random level, so the top stays populated
+  without everyone piling up there; no env goes below level 0.
+
+Start levels are drawn from 0..max_init_level. With the curriculum off, every episode
+starts on a random level. `pin` puts every env on one tile and freezes the levels
+(play.py --terrain/--level).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from env.terrain.grid import TerrainGrid
+from utils.yaml import Cfg
+
+
+class TerrainCurriculum:
+    def __init__(self, grid: TerrainGrid, terrain: Cfg, num_envs: int, device: torch.device | str):
+        self.device = torch.device(device)
+        self.tile_origins = torch.tensor(grid.tile_origins, dtype=torch.float32, device=self.device)  # (rows, cols, 3)
+        self.num_rows, self.num_cols = self.tile_origins.shape[:2]
+        self.column_types = list(grid.column_types)
+        self.half_tile = float(grid.tile_size) / 2
+        self.enabled = bool(terrain.curriculum)
+        self.pinned = False
+        self.max_init_level = min(int(terrain.max_init_level), self.num_rows - 1)
+        # columns shared out in env order, as in legged_gym: every type gets its share of the envs
+        self.columns = torch.div(torch.arange(num_envs, device=self.device) * self.num_cols, num_envs,
+                                 rounding_mode="floor")
+        top = self.max_init_level + 1 if self.enabled else self.num_rows
+        self.levels = torch.randint(0, top, (num_envs,), device=self.device)
+
+    def origins(self, env_ids: torch.Tensor) -> torch.Tensor:
+        """World xyz of the tile centres (spawn platforms) of env_ids, (n, 3)."""
+        return self.tile_origins[self.levels[env_ids], self.columns[env_ids]]
+
+    def mean_level(self) -> torch.Tensor:
+        return self.levels.float().mean()
+
+    def update(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor) -> None:
+        """Move env_ids between levels at the end of their episodes.
+
+        walked: (n,) m, distance from the spawn point at the end; commanded: (n,) m, the
+        distance the episode's commands asked for (integral of |command xy| over its steps).
+        """
+        if self.pinned or len(env_ids) == 0:
+            return
+        if not self.enabled:
+            self.levels[env_ids] = torch.randint(0, self.num_rows, (len(env_ids),), device=self.device)
+            return
+        up = walked > self.half_tile
+        down = (walked < 0.5 * commanded) & ~up
+        new = self.levels[env_ids] + up.long() - down.long()
+        past_top = new >= self.num_rows
+        new = torch.where(past_top, torch.randint_like(new, 0, self.num_rows), new.clamp(min=0))
+        self.levels[env_ids] = new
+
+    def pin(self, terrain_type: str | None, level: int | None) -> None:
+        """Put every env on one terrain type (its first column) and/or one level, and stop the curriculum."""
+        if terrain_type is not None:
+            if terrain_type not in self.column_types:
+                raise ValueError(f"terrain type '{terrain_type}' is not in this terrain; its types: "
+                                 f"{', '.join(dict.fromkeys(self.column_types))}")
+            self.columns[:] = self.column_types.index(terrain_type)
+        if level is not None:
+            if not 0 <= level < self.num_rows:
+                raise ValueError(f"terrain level {level} is out of range; this terrain has levels 0..{self.num_rows - 1}")
+            self.levels[:] = level
+        self.pinned = True
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return {"levels": self.levels.cpu().clone()}
+
+    def load_state_dict(self, state: dict[str, torch.Tensor]) -> None:
+        """Continue from saved levels; with a different env count, draw the new envs' levels from the saved ones."""
+        saved = torch.as_tensor(state["levels"], dtype=torch.long, device=self.device).clamp(0, self.num_rows - 1)
+        if len(saved) == len(self.levels):
+            self.levels.copy_(saved)
+        elif len(saved):
+            self.levels.copy_(saved[torch.randint(0, len(saved), (len(self.levels),), device=self.device)])

@@ -1,0 +1,30 @@
+"""The terrain grid as one MuJoCo height field geom, sized so that its cells are exactly the grid's.
+
+MuJoCo spaces an hfield's ``ncol x nrow`` vertices evenly over ``2*size[0] x 2*size[1]``
+(columns along x, rows along y) and scales its data, which the compiler normalises to
+[0, 1], by ``size[2]``; the geom's z puts the lowest point back at its height.
+"""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from env.terrain.grid import TerrainGrid
+
+BASE_DEPTH = 1.0  # m, solid ground below the lowest point (MuJoCo's hfield "base")
+MIN_RELIEF = 1e-3  # m, size[2] of an entirely flat grid (MuJoCo needs a positive elevation scale)
+
+
+def add_height_field(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material: str, friction: list[float]) -> None:
+    """Add ``grid`` to the world as hfield asset and geom ``name`` (the floor: collides with every robot geom)."""
+    heights = np.asarray(grid.heights, dtype=np.float64)
+    nx, ny = heights.shape
+    low, relief = float(heights.min()), float(heights.max() - heights.min())
+    half = [(nx - 1) * grid.horizontal_scale / 2, (ny - 1) * grid.horizontal_scale / 2]
+    data = (heights - low) / relief if relief > 0 else np.zeros_like(heights)
+    spec.add_hfield(name=f"{name}_hfield", nrow=ny, ncol=nx, size=[half[0], half[1], max(relief, MIN_RELIEF), BASE_DEPTH],
+                    userdata=data.T.ravel().tolist())  # row r (y), column c (x) at r * ncol + c
+    centre = [grid.origin[0] + half[0], grid.origin[1] + half[1], low]
+    spec.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=f"{name}_hfield", pos=centre,
+                            material=material, contype=1, conaffinity=0, condim=3, friction=friction)
