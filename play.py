@@ -33,6 +33,7 @@ from rl.evaluation import (eval_commands, evaluate, format_table, parse_policy_l
                            random_policy, round_floats, write_json, zero_policy)
 from rl.inference import inference_policy_from_checkpoint  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
+from rl.terrain_eval import by_tile, format_tiles, plot_tiles  # noqa: E402
 from utils.checkpoint import CheckpointError, read_checkpoint  # noqa: E402
 from utils.devices import DeviceError, check_device  # noqa: E402
 from utils.experiment import Experiment, ExperimentError, open_experiment  # noqa: E402
@@ -99,9 +100,18 @@ def play_cfg(cfg: Cfg, args, num_envs: int, device: str, episode_length_s: float
     return cfg
 
 
-def build_env(cfg: Cfg, seed: int) -> GymEnvWrapper:
+def build_env(cfg: Cfg, seed: int, args=None, spread: bool = False) -> GymEnvWrapper:
+    """The env; on rough terrain with --terrain/--level (or `spread`, for --eval) its robots pinned to tiles."""
     set_seed(seed)
-    return make_env(cfg, cfg.runner.device)
+    env = make_env(cfg, cfg.runner.device)
+    curriculum = env.robot.ground.curriculum
+    terrain, level = (args.terrain, args.level) if args is not None else (None, None)
+    if curriculum is None and (terrain is not None or level is not None):
+        raise PlayError(f"--terrain/--level need a rough-terrain config (terrain.mesh_type heightfield); "
+                        f"'{getattr(cfg, 'name', '?')}' walks on a {cfg.terrain.mesh_type}")
+    if curriculum is not None and (spread or terrain is not None or level is not None):
+        curriculum.pin(terrain, level)
+    return env
 
 
 def load_trained(ckpt: dict, path: Path, cfg: Cfg, env: GymEnvWrapper, device: str):
@@ -233,7 +243,7 @@ def run_record(s: Session) -> None:
     drive = s.schedule is not None
     cfg = play_cfg(s.cfg, a, num_envs, s.device, episode_length_s=max(float(s.cfg.env.episode_length_s),
                                                                              steps * probe_dt + 1.0))
-    env = build_env(cfg, s.seed)
+    env = build_env(cfg, s.seed, a)
     policy = s.policy(s.policies[0], env)
     driver = CommandDriver(env.task) if drive else None
     if driver is not None:
@@ -276,13 +286,17 @@ def run_eval(s: Session) -> None:
         commands = commands.to(s.device)
     print(s.header("evaluating", n) + f"; {n} episodes of at most {min(horizon, max_len) * dt:.1f} s, "
           f"commands: {mode}; policies: {', '.join(s.policies)}", flush=True)
-    results = {}
+    results, tiles = {}, {}
     for name in s.policies:
-        env = build_env(base, s.seed)
+        env = build_env(base, s.seed, a, spread=True)
         driver = CommandDriver(env.task)
         results[name] = evaluate(env, s.policy(name, env), driver, commands, horizon, schedule=s.schedule)
+        if env.robot.ground.curriculum is not None:
+            tiles[name] = by_tile(results[name].per_env, *env.robot.ground.curriculum.tile_of(torch.arange(n)))
     summaries = {name: r.summary for name, r in results.items()}
     print(format_table(summaries), flush=True)
+    for name, per_tile in tiles.items():
+        print(f"{name}: " + format_tiles(per_tile), flush=True)
 
     out_dir = Path(a.out) if a.out else s.exp.dir
     first = next(iter(results.values()))
@@ -301,10 +315,14 @@ def run_eval(s: Session) -> None:
         "units": {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
                   "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
                   "energy_per_metre": "J/m"},
-        "policies": {name: {**r.summary, "per_env": r.per_env} for name, r in results.items()},
+        "policies": {name: {**r.summary, "per_env": r.per_env, **({"per_terrain": tiles[name]} if name in tiles else {})}
+                     for name, r in results.items()},
     }
     json_path = write_json(out_dir / "eval.json", round_floats(report))
     png = plot_tracking(results, out_dir / "eval_tracking.png")
+    if tiles:
+        first = "trained" if "trained" in tiles else next(iter(tiles))
+        plot_tiles(tiles[first], out_dir / "eval_terrain.png", f"{a.name} ({first}): {n} episodes over the tiles")
     note = f" and {png}" if png else " (no eval_tracking.png: pip install matplotlib)"
     print(f"{a.name}: wrote {json_path}{note}", flush=True)
 
@@ -318,7 +336,7 @@ def run_watch(s: Session) -> None:
     a = s.args
     num_envs = a.num_envs or 1
     cfg = play_cfg(s.cfg, a, num_envs, s.device, episode_length_s=1.0e6)
-    env = build_env(cfg, s.seed)
+    env = build_env(cfg, s.seed, a)
     policy = s.policy(s.policies[0], env)
     driver = CommandDriver(env.task)
     ref = min(max(int(cfg.viewer.ref_env), 0), num_envs - 1)

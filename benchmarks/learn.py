@@ -142,8 +142,8 @@ def report(row: dict, budget_s: float) -> None:
     print(f"it {row['iteration']:5d}  {format_duration(done)}/{format_duration(budget_s)}  "
           f"steps {row['env_steps']:>11,}  task/step {row['task_reward_per_step']:.3f}  "
           f"lin rmse {row['lin_vel_rmse']:.3f}  yaw rmse {row['yaw_rate_rmse']:.3f}  "
-          f"ep len {row['episode_length_s'] or float('nan'):.1f}s  falls {row['fall_fraction'] if row['fall_fraction'] is not None else float('nan'):.2f}",
-          flush=True)
+          f"ep len {row['episode_length_s'] or float('nan'):.1f}s  falls {row['fall_fraction'] if row['fall_fraction'] is not None else float('nan'):.2f}"
+          + (f"  level {row['terrain_level']:.2f}" if "terrain_level" in row else ""), flush=True)
 
 
 SMOOTH = 15  # iterations in the moving mean drawn over the raw curve

@@ -60,6 +60,14 @@ def _term(name: str, size: int, task: Any, cfg: Any) -> dict[str, Any]:
         "gait_clock": ("1, 1, Hz", "gait clock: sin(2 pi phase), cos(2 pi phase), stepping frequency; phase "
                        "advances by frequency * control_dt each step (see gait in this file)", [1.0] * size, zeros),
     }
+    ground = getattr(robot, "ground", None)
+    if name == "height_scan" and ground is not None and ground.scan is not None:
+        points = [[round(float(x), 6), round(float(y), 6)] for x, y in ground.scan.cpu().tolist()]
+        return {"name": name, "size": size, "unit": "m", "scale": [s.height_measurements] * size,
+                "offset": [float(cfg.rewards.base_height_target)] * size, "points": points,
+                "description": "base height above the ground at each of `points` (x forward, y left, in m, in the "
+                               "base's yaw frame: turned with the heading only), minus offset, clipped to +-1 m "
+                               "before scaling; needs a height map around the robot"}
     if name not in known:
         return {"name": name, "size": size, "unit": None, "scale": None, "offset": None,
                 "description": "not described by model/export.py; see the task's observation code"}

@@ -45,18 +45,22 @@ def import_warp():
 _PLANE_CONTACTS = {mujoco.mjtGeom.mjGEOM_SPHERE: 1, mujoco.mjtGeom.mjGEOM_ELLIPSOID: 1, mujoco.mjtGeom.mjGEOM_CAPSULE: 2,
                    mujoco.mjtGeom.mjGEOM_CYLINDER: 4, mujoco.mjtGeom.mjGEOM_BOX: 4, mujoco.mjtGeom.mjGEOM_MESH: 4}
 
+HFIELD_CONTACTS = 4  # mujoco_warp's height-field collision keeps the deepest contact and up to 3 spread around it
+
 
 def buffer_sizes(model: mujoco.MjModel, nconmax: int, njmax: int) -> tuple[int, int]:
     """Contacts and constraint rows to allocate per world: the config's values, or (0) what the robot can need.
 
     The automatic contact budget is the most contacts the robot's collision geoms can
     make with the floor all at once (1 per sphere, 2 per capsule, 4 per box, cylinder
-    or convex mesh), plus a quarter for self-collisions where those are on. Each
+    or convex mesh; 4 per geom on a height field), plus a quarter for self-collisions where those are on. Each
     contact takes 2*(condim-1) rows in a pyramidal cone (condim 3: 4), at most 6 rows
     in an elliptic one; each joint may add a limit and a friction-loss row.
     """
     robot = [g for g in range(model.ngeom) if model.geom_bodyid[g] != 0 and (model.geom_contype[g] or model.geom_conaffinity[g])]
-    floor = sum(_PLANE_CONTACTS.get(mujoco.mjtGeom(model.geom_type[g]), 4) for g in robot)
+    # mujoco_warp keeps at most HFIELD_CONTACTS contacts per geom touching a height field (rough terrain)
+    hfield = any(model.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in range(model.ngeom) if model.geom_bodyid[g] == 0)
+    floor = sum(HFIELD_CONTACTS if hfield else _PLANE_CONTACTS.get(mujoco.mjtGeom(model.geom_type[g]), 4) for g in robot)
     self_collisions = any(model.geom_contype[a] & model.geom_conaffinity[b] for a in robot for b in robot
                           if model.geom_bodyid[a] != model.geom_bodyid[b])
     con = nconmax or max(1, floor + (floor // 4 if self_collisions else 0))

@@ -63,18 +63,26 @@ class TerrainCurriculum:
         new = torch.where(past_top, torch.randint_like(new, 0, self.num_rows), new.clamp(min=0))
         self.levels[env_ids] = new
 
-    def pin(self, terrain_type: str | None, level: int | None) -> None:
-        """Put every env on one terrain type (its first column) and/or one level, and stop the curriculum."""
-        if terrain_type is not None:
-            if terrain_type not in self.column_types:
-                raise ValueError(f"terrain type '{terrain_type}' is not in this terrain; its types: "
-                                 f"{', '.join(dict.fromkeys(self.column_types))}")
-            self.columns[:] = self.column_types.index(terrain_type)
-        if level is not None:
-            if not 0 <= level < self.num_rows:
-                raise ValueError(f"terrain level {level} is out of range; this terrain has levels 0..{self.num_rows - 1}")
-            self.levels[:] = level
+    def pin(self, terrain_type: str | None = None, level: int | None = None) -> None:
+        """Freeze the curriculum with the envs spread over tiles: every env on ``terrain_type`` (its first
+        column) if given, else round-robin over the types; on ``level`` if given, else round-robin over
+        the levels (env i on level i % num_rows). play.py --terrain/--level and --eval use it."""
+        types = list(dict.fromkeys(self.column_types))
+        if terrain_type is not None and terrain_type not in types:
+            raise ValueError(f"terrain type '{terrain_type}' is not in this terrain; its types: {', '.join(types)}")
+        if level is not None and not 0 <= level < self.num_rows:
+            raise ValueError(f"terrain level {level} is out of range; this terrain has levels 0..{self.num_rows - 1}")
+        first_column = torch.tensor([self.column_types.index(t) for t in types], device=self.device)
+        env = torch.arange(len(self.levels), device=self.device)
+        chosen = [types.index(terrain_type)] if terrain_type is not None else None
+        self.columns = first_column[chosen].expand(len(env)).clone() if chosen else \
+            first_column[torch.div(env, self.num_rows, rounding_mode="floor") % len(types)]
+        self.levels = torch.full_like(env, level) if level is not None else env % self.num_rows
         self.pinned = True
+
+    def tile_of(self, env_ids: torch.Tensor) -> tuple[list[str], list[int]]:
+        """Terrain type and level of env_ids' tiles."""
+        return [self.column_types[c] for c in self.columns[env_ids].tolist()], self.levels[env_ids].tolist()
 
     def state_dict(self) -> dict[str, torch.Tensor]:
         return {"levels": self.levels.cpu().clone()}

@@ -13,6 +13,7 @@ import numpy as np
 from env.terrain.grid import TerrainGrid
 
 BASE_DEPTH = 1.0  # m, solid ground below the lowest point (MuJoCo's hfield "base")
+CHECK = 2.0  # m, one repeat of the floor's checker texture (2 x 2 squares) on the terrain
 MIN_RELIEF = 1e-3  # m, size[2] of an entirely flat grid (MuJoCo needs a positive elevation scale)
 
 
@@ -26,5 +27,11 @@ def add_height_field(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material
     spec.add_hfield(name=f"{name}_hfield", nrow=ny, ncol=nx, size=[half[0], half[1], max(relief, MIN_RELIEF), BASE_DEPTH],
                     userdata=data.T.ravel().tolist())  # row r (y), column c (x) at r * ncol + c
     centre = [grid.origin[0] + half[0], grid.origin[1] + half[1], low]
+    # MuJoCo stretches a material's texture over the whole height field: repeat it once per metre instead,
+    # so that steps and slopes read in pictures
+    texture = spec.material(material).textures[mujoco.mjtTextureRole.mjTEXROLE_RGB]
+    terrain_material = spec.add_material(name=f"{name}_material", texrepeat=[2 * half[0] / CHECK, 2 * half[1] / CHECK],
+                                         texuniform=False, reflectance=0.0)
+    terrain_material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = texture
     spec.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=f"{name}_hfield", pos=centre,
-                            material=material, contype=1, conaffinity=0, condim=3, friction=friction)
+                            material=terrain_material.name, contype=1, conaffinity=0, condim=3, friction=friction)

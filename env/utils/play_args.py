@@ -54,6 +54,12 @@ def get_play_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--push", action="store_true", help="keep the config's random pushes")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
                         help="override a field of the saved config (repeatable), e.g. --set env.episode_length_s=20")
+    parser.add_argument("--terrain", default=None, metavar="TYPE",
+                        help="rough terrain only: put every robot on this tile type, e.g. stairs_up "
+                             "(default: watch/record as the curriculum starts; --eval spreads over every type)")
+    parser.add_argument("--level", type=int, default=None, metavar="L",
+                        help="rough terrain only: put every robot on this difficulty level, 0 = easiest "
+                             "(default: --eval spreads over every level)")
 
     run = parser.add_argument_group("watch / record")
     run.add_argument("--video", default=None, metavar="OUT.mp4",

@@ -1,0 +1,189 @@
+"""What the env sees of rough terrain: height lookup against MuJoCo's ray casting, the yaw-aligned scan,
+spawn points, the level curriculum on scripted distances, and base height above the ground."""
+
+import math
+
+import mujoco
+import numpy as np
+import pytest
+import torch
+
+from config import load_config
+from env.gym_env_wrapper import make_env
+from env.sim.scene import load_mj_model
+from env.terrain import generate_terrain
+from env.terrain.curriculum import TerrainCurriculum
+from env.terrain.heights import HeightMap, scan_pattern, scan_points_world
+from env.utils.math import quat_from_yaw
+
+SMALL = ["terrain.num_rows=4", "terrain.num_cols=4", "terrain.tile_size=4.0", "terrain.platform_size=2.0",
+         "terrain.border_size=1.0"]
+EVERY_TYPE = 'terrain.terrain_proportions={"random_rough": 1, "stairs_up": 1, "slope_down": 1, "obstacles": 1}'
+
+
+@pytest.fixture(scope="module")
+def rough_cfg():
+    return load_config("go2_rough", ["env.num_envs=16", "sim.nthread=2", *SMALL, EVERY_TYPE])
+
+
+def test_height_lookup_equals_ray_casting_on_the_compiled_height_field(rough_cfg):
+    grid = generate_terrain(rough_cfg.terrain)
+    model = load_mj_model(rough_cfg, grid)
+    data = mujoco.MjData(model)
+    data.qpos[2] = 100.0  # the robot out of the rays' way
+    mujoco.mj_forward(model, data)
+    lo = np.array(grid.origin)
+    hi = lo + (np.array(grid.heights.shape) - 1) * grid.horizontal_scale
+    points = np.random.default_rng(0).uniform(lo, hi, (3000, 2))
+    floor = model.geom("floor").id
+    ray = np.empty(len(points))
+    for k, (x, y) in enumerate(points):
+        hit = np.zeros(1, np.int32)
+        ray[k] = 10.0 - mujoco.mj_ray(model, data, np.array([x, y, 10.0]), np.array([0.0, 0.0, -1.0]), None, 1, -1, hit)
+        assert hit[0] == floor
+    lookup = HeightMap(grid, "cpu").height_at(torch.tensor(points, dtype=torch.float32)).numpy()
+    # exact on MuJoCo's triangles; a bilinear lookup is off by up to a step height at stair edges
+    np.testing.assert_allclose(lookup, ray, atol=1e-4)
+    assert np.ptp(ray) > 0.5  # the points cover real relief (stairs, obstacles), not only flat ground
+
+
+def test_scan_is_a_yaw_aligned_grid_around_the_base():
+    pattern = scan_pattern([1.6, 1.0], [17, 11])
+    assert pattern.shape == (187, 2)
+    assert pattern[:, 0].min() == pytest.approx(-0.8) and pattern[:, 1].max() == pytest.approx(0.5)
+    base = torch.tensor([[3.0, 4.0, 0.3]])
+    turned = scan_points_world(pattern, base, quat_from_yaw(torch.tensor([math.pi / 2])))
+    # a point 0.8 m ahead of a robot facing +y lies 0.8 m along +y from it
+    ahead = int(torch.argmax(pattern[:, 0] - pattern[:, 1].abs()))
+    assert turned[0, ahead].tolist() == pytest.approx([3.0, 4.8], abs=1e-5)
+
+
+def test_spawns_are_on_their_platform_and_never_inside_the_ground():
+    # without joint noise the default pose has its feet 1.6 mm above flat ground: on terrain it must too
+    rough_cfg = load_config("go2_rough", ["env.num_envs=16", "sim.nthread=2", *SMALL, EVERY_TYPE,
+                                          "init_state.joint_pos_noise=0.0"])
+    env = make_env(rough_cfg)
+    robot, ground = env.robot, env.robot.ground
+    model, data = robot.model, mujoco.MjData(robot.model)
+    half = rough_cfg.terrain.platform_size / 2
+    for _ in range(5):
+        ground.curriculum.levels.random_(0, ground.curriculum.num_rows)
+        ids = torch.arange(env.num_envs)
+        robot.reset_idx(ids)
+        centres = ground.curriculum.origins(ids)
+        assert torch.all((robot.base_pos[:, :2] - centres[:, :2]).abs() + ground.footprint <= half + 1e-5)
+        for i in range(env.num_envs):
+            data.qpos[:] = robot.sim.qpos[i].numpy()
+            mujoco.mj_forward(model, data)
+            depth = [data.contact[k].dist for k in range(data.ncon)]
+            assert min(depth, default=1.0) > -1e-3, f"env {i} spawned {-min(depth):.3f} m inside the ground"
+        # dropped from no higher than the flat-ground spawn height above the platform
+        height_above = robot.base_pos[:, 2] - centres[:, 2]
+        assert torch.all(height_above <= rough_cfg.init_state.pos[2] + 0.02)
+
+
+def curriculum(levels: list[int], rows: int = 10, enabled: bool = True) -> TerrainCurriculum:
+    t = load_config("go2_rough").terrain
+    t.num_rows, t.num_cols, t.tile_size, t.platform_size, t.border_size = rows, 2, 4.0, 2.0, 0.0
+    t.curriculum = enabled
+    cur = TerrainCurriculum(generate_terrain(t), t, len(levels), "cpu")
+    cur.levels = torch.tensor(levels)
+    return cur
+
+
+def test_curriculum_promotes_demotes_and_recycles_the_top_as_specified():
+    cur = curriculum([3, 3, 3, 0, 9, 9, 9, 9, 9, 9, 9, 9])
+    ids = torch.arange(12)
+    # half a tile is 2 m; demotion below half the commanded distance
+    walked = torch.tensor([2.5, 1.0, 0.5, 0.1, *[3.0] * 8])
+    commanded = torch.tensor([8.0, 1.5, 8.0, 8.0, *[8.0] * 8])
+    torch.manual_seed(0)
+    cur.update(ids, walked, commanded)
+    assert cur.levels[:4].tolist() == [4, 3, 2, 0]  # up, stays (walked >= half asked), down, floor at 0
+    top = cur.levels[4:]
+    assert torch.all((top >= 0) & (top < 10)) and len(set(top.tolist())) > 1  # past the top: random levels
+
+
+def test_curriculum_off_draws_random_levels_and_pin_freezes_them():
+    cur = curriculum([0] * 200, enabled=False)
+    cur.update(torch.arange(200), torch.zeros(200), torch.zeros(200))
+    assert cur.levels.max() > 5 and cur.levels.min() == 0
+    kind = cur.column_types[-1]
+    cur.pin(kind, 7)
+    cur.update(torch.arange(200), torch.full((200,), 10.0), torch.zeros(200))
+    assert torch.all(cur.levels == 7) and set(cur.tile_of(torch.arange(200))[0]) == {kind}
+    cur.pin()  # spread: every type at every level, in turn
+    types, levels = cur.tile_of(torch.arange(200))
+    assert levels[:12] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1]
+    assert set(zip(types, levels)) == {(t, lv) for t in set(cur.column_types) for lv in range(10)}
+    with pytest.raises(ValueError, match="levels 0..9"):
+        cur.pin(None, 10)
+    with pytest.raises(ValueError, match="its types"):
+        cur.pin("lava", None)
+
+
+def test_start_levels_and_resume():
+    t = load_config("go2_rough").terrain
+    cur = TerrainCurriculum(generate_terrain(t), t, 500, "cpu")
+    assert cur.levels.max() == t.max_init_level and cur.levels.min() == 0
+    cur.levels = torch.randint(0, 10, (500,))
+    again = TerrainCurriculum(generate_terrain(t), t, 500, "cpu")
+    again.load_state_dict(cur.state_dict())
+    assert torch.equal(again.levels, cur.levels)
+    fewer = TerrainCurriculum(generate_terrain(t), t, 50, "cpu")
+    fewer.load_state_dict(cur.state_dict())  # another env count: levels drawn from the saved ones
+    assert set(fewer.levels.tolist()) <= set(cur.levels.tolist())
+
+
+def test_commanded_distance_sums_every_command_of_the_episode(rough_cfg):
+    env = make_env(rough_cfg)
+    task, dt = env.task, env.robot.dt
+    env.reset()
+    task.hold_commands(torch.tensor([1.0, 0.0, 0.0]))
+    for _ in range(10):
+        env.step(torch.zeros(env.num_envs, env.num_actions))
+    task.hold_commands(torch.tensor([0.0, 0.0, 0.0]))  # the last command asks for nothing
+    for _ in range(10):
+        env.step(torch.zeros(env.num_envs, env.num_actions))
+    alive = env.robot.episode_length_buf == 20
+    assert alive.any()
+    assert task.commanded_distance[alive] == pytest.approx(torch.full((int(alive.sum()),), 10 * dt), abs=1e-5)
+
+
+def test_base_height_and_scan_are_measured_from_the_ground_under_the_robot(rough_cfg):
+    env = make_env(rough_cfg)
+    robot = env.robot
+    env.reset()
+    ground_z = robot.ground.height_at(robot.base_pos[:, :2])
+    assert torch.allclose(robot.base_height, robot.base_pos[:, 2] - ground_z)
+    assert robot.height_scan.shape == (env.num_envs, 187)
+    obs, critic_obs = env.task.compute_observations()
+    assert critic_obs.shape[1] == env.num_critic_obs and obs.shape[1] == env.num_obs
+    # lift the robots 1 m: base height grows by 1 m, whatever the ground
+    robot.sim.qpos[:, 2] += 1.0
+    robot.refresh_state()
+    assert torch.allclose(robot.base_height, robot.base_pos[:, 2] - ground_z)
+    assert torch.all(robot.base_height > 1.0)
+
+
+def test_a_perceptive_policy_observes_the_scan(rough_cfg):
+    blind = make_env(rough_cfg)
+    cfg = load_config("go2_rough", ["env.num_envs=4", *SMALL, "terrain.policy_height_scan=true"])
+    seeing = make_env(cfg)
+    assert seeing.num_obs == blind.num_obs + 187
+    assert seeing.num_critic_obs == blind.num_critic_obs  # the critic has it once, through the policy frame
+    assert ("height_scan", 187) in seeing.task.obs_layout
+    with pytest.raises(ValueError, match="measure_heights"):
+        make_env(load_config("go2_rough", ["env.num_envs=4", *SMALL, "terrain.policy_height_scan=true",
+                                           "terrain.measure_heights=false"]))
+
+
+def test_heading_command_steers_towards_the_heading(rough_cfg):
+    env = make_env(rough_cfg)
+    task = env.task
+    env.reset()
+    yaw = torch.atan2(2 * env.robot.base_quat[:, 0] * env.robot.base_quat[:, 3],
+                      1 - 2 * env.robot.base_quat[:, 3] ** 2)
+    task.heading[:] = yaw + 0.5  # half a radian to the left of where each robot faces
+    task._steer_to_heading()
+    assert torch.allclose(task.commands[:, 2], torch.full((env.num_envs,), 0.25), atol=0.02)
