@@ -47,3 +47,29 @@ def test_two_iterations_on_go2_rough_with_the_warp_backend(experiments_dir):
                        *SMALL]) == 0
     ckpt = read_checkpoint(experiments_dir / "rough_warp" / "model" / "policy.pt", "cpu")
     assert ckpt["iteration"] == 2 and "terrain" in ckpt["env_state"]
+
+
+def test_height_field_contacts_have_their_budget_and_an_overflow_is_reported(caplog):
+    pytest.importorskip("mujoco_warp", reason="the gpu extra is part of the test extra")
+    import logging
+
+    from config import load_config
+    from env.sim import load_backend
+    from env.sim.scene import load_mj_model
+    from env.sim.warp_setup import HFIELD_CONTACTS, buffer_sizes
+    from env.terrain import terrain_grid
+
+    flat_cfg = load_config("go2")
+    cfg = load_config("go2_rough", ["terrain.num_rows=2", "terrain.num_cols=2", "terrain.tile_size=4.0",
+                                    "terrain.platform_size=2.0"])
+    flat, rough = load_mj_model(flat_cfg), load_mj_model(cfg, terrain_grid(cfg.terrain))
+    robot_geoms = sum(1 for g in range(rough.ngeom) if rough.geom_bodyid[g] and rough.geom_conaffinity[g])
+    assert buffer_sizes(rough, 0, 0)[0] == HFIELD_CONTACTS * robot_geoms > buffer_sizes(flat, 0, 0)[0]
+    warp = load_backend("warp", rough, 2, 1, "cpu", nconmax=1, njmax=8)  # four feet on the ground need more
+    home = torch.tensor(rough.key_qpos[0], dtype=torch.float64).repeat(2, 1)
+    home[:, :2] = torch.tensor(cfg.terrain.tile_size / 2)  # on the first tile's platform
+    warp.reset(torch.arange(2), home, torch.zeros(2, rough.nv, dtype=torch.float64), home[:, 7:])
+    assert warp.step(40).all()
+    with caplog.at_level(logging.WARNING):
+        assert warp.overflow_total > 0
+    assert "sim.nconmax" in caplog.text
