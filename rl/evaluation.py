@@ -291,6 +291,13 @@ def plot_tracking(results: dict[str, EvalResult], path: str | Path) -> Path | No
                 ax.set_xlabel("time (s)")
             ax.grid(alpha=0.3)
     axes[0][0].legend(loc="best", fontsize=8)
+    return save_figure(fig, path)
+
+
+def save_figure(fig: Any, path: str | Path) -> Path:
+    """Lay out, write as an 80-dpi PNG (its folder created) and close a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

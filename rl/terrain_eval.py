@@ -11,6 +11,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from rl.evaluation import save_figure
+
 METRICS = (("fall_rate", "fell", "falls"), ("lin_vel_rmse", "lin_vel_rmse", "lin vel RMSE (m/s)"),
            ("distance_m", "distance_m", "distance (m)"))
 
@@ -78,9 +80,4 @@ def plot_tiles(tiles: dict[str, dict[str, dict[str, Any]]], path: str | Path, ti
         fig.colorbar(image, ax=ax, fraction=0.046)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
