@@ -11,7 +11,7 @@ class qmini_rough(qmini):
         platform_size = 2.0  # m, flat spawn square at each tile's centre
         num_cols = 10  # tile columns along y
         terrain_proportions = {"flat": 0.1, "random_rough": 0.6, "slope_up": 0.15, "slope_down": 0.15}  # per type
-        rough_amplitude = [0.0, 0.04]  # m, peak-to-peak bumps: 0 at level 0 to 4 cm at the top (reference)
+        rough_amplitude = [0.0, 0.045]  # m, peak-to-peak bumps: 0 at level 0, 4 cm (+-2 in 1 cm steps) at the top (d 0.9; reference)
         rough_step = 0.01  # m, bump heights are multiples of 1 cm (reference)
         slope_range = [0.0, 0.15]  # rise over run: gentle slopes for a small biped
         curriculum = True  # bool, levels follow the distance walked

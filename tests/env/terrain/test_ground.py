@@ -29,6 +29,8 @@ def rough_cfg():
 def test_height_lookup_equals_ray_casting_on_the_compiled_height_field(rough_cfg):
     grid = generate_terrain(rough_cfg.terrain)
     model = load_mj_model(rough_cfg, grid)
+    spacing = 2 * model.hfield_size[0, :2] / [model.hfield_ncol[0] - 1, model.hfield_nrow[0] - 1]
+    np.testing.assert_allclose(spacing, grid.horizontal_scale, rtol=1e-9)  # cells exactly the configured size
     data = mujoco.MjData(model)
     data.qpos[2] = 100.0  # the robot out of the rays' way
     mujoco.mj_forward(model, data)

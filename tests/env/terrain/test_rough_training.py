@@ -1,5 +1,6 @@
 """go2_rough trains end to end on both backends, logs the mean terrain level, and resumes its curriculum."""
 
+import numpy as np
 import pytest
 import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -73,3 +74,24 @@ def test_height_field_contacts_have_their_budget_and_an_overflow_is_reported(cap
     with caplog.at_level(logging.WARNING):
         assert warp.overflow_total > 0
     assert "sim.nconmax" in caplog.text
+
+
+def test_qmini_rough_spawns_on_bumps_and_walks_blind_with_a_scanning_critic():
+    from config import load_config
+    from env.gym_env_wrapper import make_env
+
+    cfg = load_config("qmini_rough", ["env.num_envs=8"])
+    env = make_env(cfg)
+    flat = make_env(load_config("qmini", ["env.num_envs=8"]))
+    assert env.num_obs == flat.num_obs  # blind: the flat Qmini's observation
+    assert env.num_critic_obs == flat.num_critic_obs + 11 * 7
+    types = env.robot.ground.grid.column_types
+    assert set(types) == {"flat", "random_rough", "slope_up", "slope_down"} and types.count("random_rough") == 6
+    grid = env.robot.ground.grid
+    top = grid.heights[grid.tile_slices(9, types.index("random_rough"))]
+    assert sorted(set(np.round(top.ravel() * 100).astype(int))) == [-2, -1, 0, 1, 2]  # cm: the reference's 0-4 cm
+    assert np.ptp(grid.heights[grid.tile_slices(0, types.index("random_rough"))]) == 0  # level 0 is flat
+    env.reset()
+    for _ in range(5):
+        env.step(torch.zeros(env.num_envs, env.num_actions))
+    assert torch.all(env.robot.base_height > 0.3)  # standing on the bumps, not in them
