@@ -150,8 +150,14 @@ class LeggedRobotEnv:
         self.torques = self.sim.actuator_force.to(self.device, torch.float32, copy=True)
         self.foot_contact = self.foot_forces > self.cfg.asset.contact_threshold
         self.base_height = self.base_pos[:, 2] - self.ground.height_at(self.base_pos[:, :2])  # above the ground under it
-        if self.ground.scan is not None:  # (N, P) m, base height above each scan point
-            self.height_scan = self.base_pos[:, 2:3] - self.ground.scan_heights(self.base_pos, self.base_quat)
+
+    def measure_heights(self) -> torch.Tensor:
+        """(N, P) m, base height above each point of the height scan (terrain.measure_heights).
+
+        On demand, not in `refresh_state`: resets refresh the state too, and the scan is
+        the env's biggest lookup, needed once per step by the observations.
+        """
+        return self.base_pos[:, 2:3] - self.ground.scan_heights(self.base_pos, self.base_quat)
 
     def _update_feet_air_time(self) -> None:
         contact = self.foot_contact

@@ -145,7 +145,7 @@ class LocomotionTask(Task):
     def _scan_obs(self) -> torch.Tensor:
         """Base height above each scan point, less the nominal standing height, clipped to +-1 m and scaled."""
         target = self.cfg.rewards.base_height_target
-        return (self.env.height_scan - target).clamp(-1.0, 1.0) * self.cfg.normalization.obs_scales.height_measurements
+        return (self.env.measure_heights() - target).clamp(-1.0, 1.0) * self.cfg.normalization.obs_scales.height_measurements
 
     def _noise_vector(self) -> torch.Tensor:
         noise, s = self.cfg.noise, self.cfg.normalization.obs_scales

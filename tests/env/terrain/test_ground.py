@@ -158,7 +158,10 @@ def test_base_height_and_scan_are_measured_from_the_ground_under_the_robot(rough
     env.reset()
     ground_z = robot.ground.height_at(robot.base_pos[:, :2])
     assert torch.allclose(robot.base_height, robot.base_pos[:, 2] - ground_z)
-    assert robot.height_scan.shape == (env.num_envs, 187)
+    scan = robot.measure_heights()
+    assert scan.shape == (env.num_envs, 187)
+    under = robot.ground.scan_heights(robot.base_pos, robot.base_quat)
+    assert torch.allclose(scan, robot.base_pos[:, 2:3] - under)
     obs, critic_obs = env.task.compute_observations()
     assert critic_obs.shape[1] == env.num_critic_obs and obs.shape[1] == env.num_obs
     # lift the robots 1 m: base height grows by 1 m, whatever the ground
