@@ -98,6 +98,7 @@ class CurveRecorder:
         level = self.env.robot.ground.mean_level()
         if level is not None:  # rough terrain: where the curriculum has the envs now
             row["terrain_level"] = float(level)
+            row["terrain_level_by_type"] = self.env.robot.ground.curriculum.mean_level_by_type()
         self.rows.append(row)
         self._clear()
         return row

@@ -45,6 +45,12 @@ class TerrainCurriculum:
     def mean_level(self) -> torch.Tensor:
         return self.levels.float().mean()
 
+    def mean_level_by_type(self) -> dict[str, float]:
+        """Mean level of the envs on each terrain type (one host read; for logs and reports)."""
+        types = [self.column_types[c] for c in self.columns.tolist()]
+        levels = self.levels.tolist()
+        return {t: sum(lv for k, lv in zip(types, levels) if k == t) / types.count(t) for t in dict.fromkeys(types)}
+
     def update(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor) -> None:
         """Move env_ids between levels at the end of their episodes.
 

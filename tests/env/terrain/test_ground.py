@@ -192,3 +192,10 @@ def test_heading_command_steers_towards_the_heading(rough_cfg):
     task.heading[:] = yaw + 0.5  # half a radian to the left of where each robot faces
     task._steer_to_heading()
     assert torch.allclose(task.commands[:, 2], torch.full((env.num_envs,), 0.25), atol=0.02)
+
+
+def test_mean_level_per_terrain_type():
+    cur = curriculum([0, 2, 4, 6])  # envs 0, 1 on column 0 and envs 2, 3 on column 1
+    first, second = cur.column_types
+    assert first != second and cur.columns.tolist() == [0, 0, 1, 1]
+    assert cur.mean_level_by_type() == {first: 1.0, second: 5.0}
