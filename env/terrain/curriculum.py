@@ -33,8 +33,7 @@ class TerrainCurriculum:
         self.pinned = False
         self.max_init_level = min(int(terrain.max_init_level), self.num_rows - 1)
         # columns shared out in env order, as in legged_gym: every type gets its share of the envs
-        self.columns = torch.div(torch.arange(num_envs, device=self.device) * self.num_cols, num_envs,
-                                 rounding_mode="floor")
+        self.columns = env_columns(num_envs, self.num_cols).to(self.device)
         top = self.max_init_level + 1 if self.enabled else self.num_rows
         self.levels = torch.randint(0, top, (num_envs,), device=self.device)
 
@@ -47,9 +46,7 @@ class TerrainCurriculum:
 
     def mean_level_by_type(self) -> dict[str, float]:
         """Mean level of the envs on each terrain type (one host read; for logs and reports)."""
-        types = [self.column_types[c] for c in self.columns.tolist()]
-        levels = self.levels.tolist()
-        return {t: sum(lv for k, lv in zip(types, levels) if k == t) / types.count(t) for t in dict.fromkeys(types)}
+        return mean_by_type([self.column_types[c] for c in self.columns.tolist()], self.levels.tolist())
 
     def update(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor) -> None:
         """Move env_ids between levels at the end of their episodes.
@@ -100,3 +97,13 @@ class TerrainCurriculum:
             self.levels.copy_(saved)
         elif len(saved):
             self.levels.copy_(saved[torch.randint(0, len(saved), (len(self.levels),), device=self.device)])
+
+
+def env_columns(num_envs: int, num_cols: int) -> torch.Tensor:
+    """The tile column of every env: shared out in env order, as in legged_gym (every type gets its share)."""
+    return torch.div(torch.arange(num_envs) * num_cols, num_envs, rounding_mode="floor")
+
+
+def mean_by_type(types: list[str], levels: list[int]) -> dict[str, float]:
+    """Mean level per terrain type, given each env's type and level."""
+    return {t: sum(lv for k, lv in zip(types, levels) if k == t) / types.count(t) for t in dict.fromkeys(types)}
