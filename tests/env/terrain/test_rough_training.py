@@ -19,7 +19,7 @@ def experiments_dir(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_two_iterations_on_go2_rough_keep_the_levels_and_resume_them(experiments_dir):
+def test_two_iterations_on_go2_rough_keep_the_levels_and_resume_them(experiments_dir, capsys):
     assert train.main(["--config", "go2_rough", "--name", "rough", *SMALL]) == 0
     ckpt = read_checkpoint(experiments_dir / "rough" / "model" / "policy.pt", "cpu")
     levels = ckpt["env_state"]["terrain"]["levels"]
@@ -27,6 +27,14 @@ def test_two_iterations_on_go2_rough_keep_the_levels_and_resume_them(experiments
     acc = EventAccumulator(str(experiments_dir / "rough" / "log"))
     acc.Reload()
     assert "Episode/terrain_level" in acc.Tags()["scalars"]  # 0.2 s episodes end within the first iteration
+
+    from benchmarks import terrain_levels
+
+    capsys.readouterr()
+    assert terrain_levels.main(["--name", "rough"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"rough: 4 envs, mean level {levels.float().mean():.2f} of 0..2"
+    assert len(lines) == 1 + 3  # three columns, three types (one env per column, the fourth on the last)
 
     from config import load_saved_config
     from env.gym_env_wrapper import make_env
