@@ -149,7 +149,7 @@ class LeggedRobotEnv:
         self.penalized_forces = sensors[:, self.penalized_cols]
         self.torques = self.sim.actuator_force.to(self.device, torch.float32, copy=True)
         self.foot_contact = self.foot_forces > self.cfg.asset.contact_threshold
-        self.base_height = self.base_pos[:, 2] - self.ground.height_at(self.base_pos[:, :2])  # above the ground under it
+        self.base_height = self.base_pos[:, 2] - self.ground.height_under(self.base_pos[:, :2])  # above the ground it stands on
 
     def measure_heights(self) -> torch.Tensor:
         """(N, P) m, base height above each point of the height scan (terrain.measure_heights).

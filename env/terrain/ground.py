@@ -33,6 +33,16 @@ class Ground:
         """Ground height (m) under world points (..., 2)."""
         return self.height_map.height_at(xy) if self.height_map is not None else torch.zeros_like(xy[..., 0])
 
+    def height_under(self, base_xy: torch.Tensor) -> torch.Tensor:
+        """The ground level (m) under each robot (N, 2): the mean height over the inner half of its footprint.
+
+        Not the single point under the base: a base above a stair edge would look 15 cm lower
+        or higher than the ground its feet stand on, and end episodes that did not fall.
+        """
+        if self.height_map is None:
+            return torch.zeros_like(base_xy[..., 0])
+        return self.height_map.mean_height_near(base_xy, self.footprint / 2)
+
     def scan_heights(self, base_pos: torch.Tensor, base_quat: torch.Tensor) -> torch.Tensor:
         """Ground height (m) at each env's scan points (N, P), the pattern turned with the base's yaw."""
         return self.height_at(scan_points_world(self.scan, base_pos, base_quat))

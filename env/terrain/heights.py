@@ -39,6 +39,12 @@ class HeightMap:
         upper = h00 + v * (h01 - h00) + u * (h11 - h01)  # triangle (0,0) (0,1) (1,1): u < v
         return torch.where(u >= v, lower, upper)
 
+    def mean_height_near(self, xy: torch.Tensor, half_size: float, samples: int = 3) -> torch.Tensor:
+        """Mean ground height over a ``samples x samples`` grid spanning +-``half_size`` around each point (N, 2)."""
+        ticks = torch.linspace(-half_size, half_size, samples, device=xy.device)
+        offsets = torch.stack(torch.meshgrid(ticks, ticks, indexing="ij"), dim=-1).view(-1, 2)
+        return self.height_at(xy.unsqueeze(1) + offsets).mean(dim=1)
+
     def max_height_near(self, xy: torch.Tensor, half_size: float, samples: int = 7) -> torch.Tensor:
         """Highest ground within the square of half side ``half_size`` around each point (N, 2) -> (N,).
 

@@ -156,7 +156,7 @@ def test_base_height_and_scan_are_measured_from_the_ground_under_the_robot(rough
     env = make_env(rough_cfg)
     robot = env.robot
     env.reset()
-    ground_z = robot.ground.height_at(robot.base_pos[:, :2])
+    ground_z = robot.ground.height_under(robot.base_pos[:, :2])
     assert torch.allclose(robot.base_height, robot.base_pos[:, 2] - ground_z)
     scan = robot.measure_heights()
     assert scan.shape == (env.num_envs, 187)
@@ -199,3 +199,20 @@ def test_mean_level_per_terrain_type():
     first, second = cur.column_types
     assert first != second and cur.columns.tolist() == [0, 0, 1, 1]
     assert cur.mean_level_by_type() == {first: 1.0, second: 5.0}
+
+
+def test_ground_under_a_robot_is_the_mean_over_its_footprint_not_the_point_under_the_base():
+    t = load_config("go2_rough").terrain
+    t.num_rows, t.num_cols, t.tile_size, t.platform_size, t.border_size = 1, 1, 4.0, 1.0, 0.0
+    t.terrain_proportions = {"stairs_up": 1.0}
+    t.step_height_range, t.step_width = [0.2, 0.2], 0.4
+    from env.terrain.ground import Ground
+
+    ground = Ground(t, 1, torch.device("cpu"), generate_terrain(t))
+    ground.footprint = 0.4
+    centre = torch.tensor([[2.0, 2.0]])
+    edge = centre + torch.tensor([[0.6 + 1e-3, 0.0]])  # one cell past the platform edge: the first step (0.2 m)
+    assert float(ground.height_at(edge)) == pytest.approx(0.2)
+    # half the footprint back on the platform: the robot stands on both levels
+    assert 0.05 < float(ground.height_under(edge)) < 0.15
+    assert float(ground.height_under(centre)) == pytest.approx(0.0)
