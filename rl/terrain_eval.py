@@ -76,7 +76,8 @@ def plot_tiles(tiles: dict[str, dict[str, dict[str, Any]]], path: str | Path, ti
         for r, row in enumerate(grid):
             for c, v in enumerate(row):
                 if v is not None:
-                    ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7, color="w")
+                    ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                            bbox={"facecolor": "white", "alpha": 0.6, "pad": 1, "linewidth": 0})
         fig.colorbar(image, ax=ax, fraction=0.046)
     if title:
         fig.suptitle(title)
