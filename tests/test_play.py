@@ -21,19 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     """A 3-iteration run in a temporary experiments folder ($LEGGED_EXPERIMENTS_DIR, also seen by subprocesses)."""
-    previous = os.environ.get("LEGGED_EXPERIMENTS_DIR")
-    os.environ["LEGGED_EXPERIMENTS_DIR"] = str(tmp_path_factory.mktemp("experiments"))
     name = f"smoke_{uuid.uuid4().hex[:6]}"
-    try:
+    with pytest.MonkeyPatch.context() as env:  # restored after the module's tests
+        env.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path_factory.mktemp("experiments")))
         rc = train.main(["--config", "qmini", "--name", name, "--num_envs", "8", "--max_iterations", "3",
                          "--set", "runner.save_interval=2", "--set", "sim.nthread=2"])
         assert rc == 0
         yield name
-    finally:
-        if previous is None:
-            os.environ.pop("LEGGED_EXPERIMENTS_DIR", None)
-        else:
-            os.environ["LEGGED_EXPERIMENTS_DIR"] = previous
 
 
 def _run(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:

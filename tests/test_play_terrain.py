@@ -22,19 +22,13 @@ TERRAIN = ["--set", "terrain.num_rows=3", "--set", "terrain.num_cols=7", "--set"
 @pytest.fixture(scope="module")
 def rough(tmp_path_factory):
     """A 1-iteration perceptive go2_rough run (the height scan in the policy observation)."""
-    previous = os.environ.get("LEGGED_EXPERIMENTS_DIR")
-    os.environ["LEGGED_EXPERIMENTS_DIR"] = str(tmp_path_factory.mktemp("experiments"))
     name = f"rough_{uuid.uuid4().hex[:6]}"
-    try:
+    with pytest.MonkeyPatch.context() as env:  # restored after the module's tests
+        env.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path_factory.mktemp("experiments")))
         assert train.main(["--config", "go2_rough", "--name", name, "--num_envs", "4", "--max_iterations", "1",
                            "--set", "runner.num_steps_per_env=8", "--set", "terrain.policy_height_scan=true",
                            *TERRAIN]) == 0
         yield name
-    finally:
-        if previous is None:
-            os.environ.pop("LEGGED_EXPERIMENTS_DIR", None)
-        else:
-            os.environ["LEGGED_EXPERIMENTS_DIR"] = previous
 
 
 def test_eval_reports_every_terrain_type_and_level(rough, tmp_path, capsys):

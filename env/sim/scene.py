@@ -29,9 +29,9 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from env.sim.robot_file import RobotFileError, asset_path, by_substring, check_keys_match, load_robot_spec
 from env.terrain.grid import TerrainGrid
 from env.terrain.mjcf import add_height_field
-from env.sim.robot_file import RobotFileError, asset_path, by_substring, check_keys_match, load_robot_spec
 from utils.files import atomic_write_bytes, atomic_write_text
 from utils.yaml import Cfg
 

@@ -190,9 +190,9 @@ class LocomotionTask(Task):
         out = super()._finish_episodes(env_ids)
         self.curriculum.finish_episodes(env_ids)
         out["curriculum_level"] = torch.tensor(self.curriculum.level)
-        ground = self.env.ground
-        if ground.curriculum is not None:
-            walked = torch.norm(self.env.base_pos[env_ids, :2] - self.env.spawn_xy[env_ids], dim=1)
-            ground.finish_episodes(env_ids, walked, self.commanded_distance[env_ids])
-            out["terrain_level"] = ground.mean_level()
+        walked = torch.norm(self.env.base_pos[env_ids, :2] - self.env.spawn_xy[env_ids], dim=1)
+        self.env.ground.finish_episodes(env_ids, walked, self.commanded_distance[env_ids])  # terrain curriculum
+        level = self.env.ground.mean_level()
+        if level is not None:
+            out["terrain_level"] = level
         return out

@@ -50,15 +50,11 @@ class TerrainGrid:
 
     def tile_slices(self, row: int, col: int) -> tuple[slice, slice]:
         """Index slices of `heights` covered by tile (row, col)."""
-        n, b = self.tile_cells, self.border_cells
-        return slice(b + row * n, b + (row + 1) * n), slice(b + col * n, b + (col + 1) * n)
+        return _tile_slices(self.border_cells, self.tile_cells, row, col)
 
-    def height_at(self, x: np.ndarray | float, y: np.ndarray | float) -> np.ndarray:
-        """Height of the nearest vertex to world (x, y); points off the grid take the edge value."""
-        h = self.horizontal_scale
-        i = np.clip(np.rint((np.asarray(x) - self.origin[0]) / h).astype(int), 0, self.heights.shape[0] - 1)
-        j = np.clip(np.rint((np.asarray(y) - self.origin[1]) / h).astype(int), 0, self.heights.shape[1] - 1)
-        return self.heights[i, j]
+
+def _tile_slices(border: int, n: int, row: int, col: int) -> tuple[slice, slice]:
+    return slice(border + row * n, border + (row + 1) * n), slice(border + col * n, border + (col + 1) * n)
 
 
 def column_types(proportions: dict[str, float], num_cols: int) -> list[str]:
@@ -116,7 +112,7 @@ def generate_terrain(terrain: Cfg) -> TerrainGrid:
     for r in range(rows):
         for c in range(cols):
             tile = make_tile(types[c], difficulties[r], terrain, np.random.default_rng([seed, r, c]))
-            heights[border + r * n:border + (r + 1) * n, border + c * n:border + (c + 1) * n] = tile
+            heights[_tile_slices(border, n, r, c)] = tile
     heights = (np.round(heights / vs) * vs).astype(np.float32)
 
     centre_i = border + np.arange(rows) * n + n // 2

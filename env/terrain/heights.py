@@ -41,9 +41,7 @@ class HeightMap:
 
     def mean_height_near(self, xy: torch.Tensor, half_size: float, samples: int = 3) -> torch.Tensor:
         """Mean ground height over a ``samples x samples`` grid spanning +-``half_size`` around each point (N, 2)."""
-        ticks = torch.linspace(-half_size, half_size, samples, device=xy.device)
-        offsets = torch.stack(torch.meshgrid(ticks, ticks, indexing="ij"), dim=-1).view(-1, 2)
-        return self.height_at(xy.unsqueeze(1) + offsets).mean(dim=1)
+        return self.height_at(xy.unsqueeze(1) + _square(half_size, samples, xy.device)).mean(dim=1)
 
     def max_height_near(self, xy: torch.Tensor, half_size: float, samples: int = 7) -> torch.Tensor:
         """Highest ground within the square of half side ``half_size`` around each point (N, 2) -> (N,).
@@ -52,17 +50,24 @@ class HeightMap:
         than one cell's slope.
         """
         n = max(samples, int(math.ceil(2 * half_size / self.scale)) + 1)
-        ticks = torch.linspace(-half_size, half_size, n, device=xy.device)
-        offsets = torch.stack(torch.meshgrid(ticks, ticks, indexing="ij"), dim=-1).view(-1, 2)
-        return self.height_at(xy.unsqueeze(1) + offsets).amax(dim=1)
+        return self.height_at(xy.unsqueeze(1) + _square(half_size, n, xy.device)).amax(dim=1)
+
+
+def _grid_points(x_size: float, y_size: float, nx: int, ny: int, device: torch.device | str) -> torch.Tensor:
+    """(nx * ny, 2) points of an nx x ny grid over x_size by y_size centred on 0; x varies slowest."""
+    xs = torch.linspace(-x_size / 2, x_size / 2, int(nx), device=device)
+    ys = torch.linspace(-y_size / 2, y_size / 2, int(ny), device=device)
+    return torch.stack(torch.meshgrid(xs, ys, indexing="ij"), dim=-1).view(-1, 2)
+
+
+def _square(half_size: float, n: int, device: torch.device | str) -> torch.Tensor:
+    return _grid_points(2 * half_size, 2 * half_size, n, n, device)
 
 
 def scan_pattern(size: list[float], points: list[int], device: torch.device | str = "cpu") -> torch.Tensor:
     """The height scan's points in the base's yaw frame, (P, 2): a ``points[0] x points[1]`` grid over
     ``size[0]`` m (x, forward) by ``size[1]`` m (y, left), centred on the base; x varies slowest."""
-    xs = torch.linspace(-size[0] / 2, size[0] / 2, int(points[0]), device=device)
-    ys = torch.linspace(-size[1] / 2, size[1] / 2, int(points[1]), device=device)
-    return torch.stack(torch.meshgrid(xs, ys, indexing="ij"), dim=-1).view(-1, 2)
+    return _grid_points(size[0], size[1], points[0], points[1], device)
 
 
 def scan_points_world(pattern: torch.Tensor, base_pos: torch.Tensor, base_quat: torch.Tensor) -> torch.Tensor:

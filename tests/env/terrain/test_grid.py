@@ -4,9 +4,11 @@ import time
 
 import numpy as np
 import pytest
+import torch
 
 from config import load_config
 from env.terrain import TILE_TYPES, column_types, generate_terrain, make_tile
+from env.terrain.heights import HeightMap
 
 
 @pytest.fixture
@@ -54,15 +56,14 @@ def test_tile_origins_are_centres_on_the_platform(terrain):
     grid = generate_terrain(terrain)
     assert grid.tile_origins.shape == (3, 4, 3) and grid.tile_origins.dtype == np.float32
     h = grid.horizontal_scale
+    lookup = HeightMap(grid, "cpu")
     for r in range(3):
         for c in range(4):
             x, y, z = grid.tile_origins[r, c]
             assert (x, y) == pytest.approx(((r + 0.5) * 4.0, (c + 0.5) * 4.0))
-            assert z == grid.height_at(x, y) == 0.0
-            # the whole platform around it is flat
-            for dx in (-0.9, 0.0, 0.9):
-                for dy in (-0.9, 0.0, 0.9):
-                    assert grid.height_at(x + dx, y + dy) == z
+            # the ground there and on the whole platform around it is flat (the env's lookup, as MuJoCo sees it)
+            points = torch.tensor([[x + dx, y + dy] for dx in (-0.9, 0.0, 0.9) for dy in (-0.9, 0.0, 0.9)])
+            assert z == 0.0 and torch.all(lookup.height_at(points) == z)
     i = round((grid.tile_origins[1, 2, 0] - grid.origin[0]) / h)
     assert grid.heights[i, round((grid.tile_origins[1, 2, 1] - grid.origin[1]) / h)] == grid.tile_origins[1, 2, 2]
 
