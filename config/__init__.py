@@ -9,6 +9,7 @@ anything is built or written.
 
 from __future__ import annotations
 
+import ast
 import copy
 import importlib
 import pkgutil
@@ -31,13 +32,36 @@ __all__ = ["ConfigError", "apply_overrides", "available_configs", "load_config",
 
 
 def available_configs() -> list[str]:
-    """Names accepted by ``--config``: modules of this package that define a class of the same name."""
+    """Names accepted by ``--config``: modules of this package that define a class of the same name.
+
+    The modules are read, not imported (the config machinery beside them, such as
+    `validate` or `legacy`, has no such class and is not offered).
+    """
+    folder = Path(__file__).parent
     names = []
-    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if info.name.startswith("_") or info.name == "base":
-            continue
-        names.append(info.name)
+    for info in pkgutil.iter_modules([str(folder)]):
+        if not info.name.startswith("_") and info.name != "base" and _defines_class(folder / f"{info.name}.py", info.name):
+            names.append(info.name)
     return sorted(names)
+
+
+def _defines_class(path: Path, name: str) -> bool:
+    """Whether the module at `path` defines (or assigns) a top-level class called `name`.
+
+    A module that does not parse is kept, so that choosing it shows the syntax error.
+    """
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    except SyntaxError:
+        return True
+    except (OSError, UnicodeDecodeError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return True
+    return False
 
 
 def load_config_class(name: str) -> type:

@@ -125,3 +125,25 @@ def test_an_untranslatable_old_sensor_name_says_what_to_write(tmp_path):
     with pytest.raises(ConfigError, match="names sensor 'trunk_contact', which cannot be mapped to a body; replace "
                                           "asset.termination_sensors with asset.termination_bodies"):
         load_saved_config(path)
+
+
+def test_only_real_configs_are_offered():
+    """The config machinery beside the configs (validate, legacy, identity) is never offered as a config."""
+    names = available_configs()
+    assert {"qmini", "go2", "qmini_rough", "go2_rough", "example_quad"} <= set(names)
+    for machinery in ("validate", "legacy", "identity", "base", "__init__"):
+        assert machinery not in names
+    with pytest.raises(ConfigError) as err:
+        load_config("validate")
+    assert "unknown config 'validate'" in str(err.value) and "legacy" not in str(err.value)
+
+
+def test_a_new_config_module_is_offered(tmp_path, monkeypatch):
+    """A module defining a class of its own name is a config; a helper module beside it is not."""
+    import config as config_pkg
+
+    (tmp_path / "my_robot.py").write_text("from config.base import Base\n\n\nclass my_robot(Base):\n    pass\n")
+    (tmp_path / "my_helpers.py").write_text("def gains():\n    return 1\n")
+    monkeypatch.setattr(config_pkg, "__file__", str(tmp_path / "__init__.py"))
+    names = config_pkg.available_configs()
+    assert names == ["my_robot"]
