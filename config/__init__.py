@@ -124,8 +124,8 @@ def load_saved_config(path: str | Path) -> Cfg:
         _take_torque_limits_from_class(cfg)
     filled = fill_missing_fields(cfg, ParamsProcess.from_class(Base))
     if filled:
-        more = f" and {len(filled) - 6} more" if len(filled) > 6 else ""
-        print(f"note: {path} predates {len(filled)} config field(s) ({', '.join(filled[:6])}{more}); "
+        more = f" and {len(filled) - 3} more" if len(filled) > 3 else ""
+        print(f"note: {path} predates {len(filled)} config field(s) ({', '.join(filled[:3])}{more}); "
               "they take Base's defaults", file=sys.stderr)
     reference, allow_unknown = reference_config(cfg)
     validate_config(cfg, reference, str(path), allow_unknown)

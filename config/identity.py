@@ -48,14 +48,22 @@ def cfg_hash(cfg_dict: dict[str, Any] | None) -> str | None:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def changed_fields(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
-    """``key: old -> new`` for every defining field that differs (a field only one side has counts)."""
+def changed_fields(old: dict[str, Any], new: dict[str, Any], prefix: str = "",
+                   include_absent: bool = True) -> list[str]:
+    """``key: old -> new`` for every defining field that differs.
+
+    A field only one side has counts unless `include_absent` is False: a field
+    added to the config since `old` was saved takes the default that behaves as
+    before it existed, and `load_saved_config` has already named it once.
+    """
     old, new = identity_dict(old) if not prefix else old, identity_dict(new) if not prefix else new
     changes: list[str] = []
     for key in list(old) + [k for k in new if k not in old]:
+        if not include_absent and (key not in old or key not in new):
+            continue
         a, b = old.get(key, "(absent)"), new.get(key, "(absent)")
         if isinstance(a, dict) and isinstance(b, dict):
-            changes += changed_fields(a, b, f"{prefix}{key}.")
+            changes += changed_fields(a, b, f"{prefix}{key}.", include_absent)
         elif a != b:
             changes.append(f"{prefix}{key}: {a!r} -> {b!r}")
     return changes

@@ -31,3 +31,19 @@ def test_it_walks_in_sim2sim_from_the_folder(robot, tmp_path):
     (result,) = json.loads(out.read_text())["results"].values()
     summary = result["summary"]
     assert summary["falls"] == 0 and summary["lin_vel_rmse_steady"] < 0.2, summary
+
+
+def test_resuming_a_pretrained_policy_names_each_field_once(tmp_path, monkeypatch, capsys):
+    """The older cfg.yaml's new fields are named once (short), not again as 'changed' on resume."""
+    import train
+
+    monkeypatch.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path))
+    folder = ROOT / "benchmarks" / "results" / "go2" / "policy"
+    assert train.main(["--name", "mine", "--resume", str(folder), "--max_iterations", "1", "--num_envs", "4",
+                       "--set", "runner.num_steps_per_env=2"]) == 0
+    captured = capsys.readouterr()
+    notes = [line for line in (captured.out + captured.err).splitlines() if line.startswith("note:")]
+    assert notes and all(len(line) < 300 for line in notes), notes
+    changed = [line for line in notes if "changed config" in line]
+    assert len(changed) == 1 and "(absent)" not in changed[0], changed
+    assert "env.num_envs: 1024 -> 4" in changed[0] and "runner.num_steps_per_env" in changed[0]
