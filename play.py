@@ -27,6 +27,8 @@ import torch  # noqa: E402
 
 from config import ConfigError, apply_overrides, load_saved_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
+from env.terrain.curriculum import check_tile_choice  # noqa: E402
+from env.terrain.grid import column_types  # noqa: E402
 from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
 from rl.evaluation import (eval_commands, evaluate, format_table, parse_policy_list, plot_tracking,  # noqa: E402
@@ -106,12 +108,20 @@ def build_env(cfg: Cfg, seed: int, args=None, spread: bool = False) -> GymEnvWra
     env = make_env(cfg, cfg.runner.device)
     curriculum = env.robot.ground.curriculum
     terrain, level = (args.terrain, args.level) if args is not None else (None, None)
-    if curriculum is None and (terrain is not None or level is not None):
-        raise PlayError(f"--terrain/--level need a rough-terrain config (terrain.mesh_type heightfield); "
-                        f"'{getattr(cfg, 'name', '?')}' walks on a {cfg.terrain.mesh_type}")
     if curriculum is not None and (spread or terrain is not None or level is not None):
         curriculum.pin(terrain, level)
     return env
+
+
+def check_tile_args(cfg: Cfg, args) -> None:
+    """--terrain/--level checked against the config's terrain before anything is built or printed."""
+    if args.terrain is None and args.level is None:
+        return
+    if cfg.terrain.mesh_type != "heightfield":
+        raise PlayError(f"--terrain/--level need a rough-terrain config (terrain.mesh_type heightfield); "
+                        f"'{getattr(cfg, 'name', '?')}' walks on a {cfg.terrain.mesh_type}")
+    types = column_types(dict(cfg.terrain.terrain_proportions), int(cfg.terrain.num_cols))
+    check_tile_choice(types, int(cfg.terrain.num_rows), args.terrain, args.level)
 
 
 def load_trained(ckpt: dict, path: Path, cfg: Cfg, env: GymEnvWrapper, device: str):
@@ -139,6 +149,7 @@ class Session:
     def __init__(self, args):
         self.args = args
         self.exp, self.cfg = load_experiment(args)
+        check_tile_args(self.cfg, args)
         if self.exp.read_only and args.eval and not args.out:
             raise PlayError(f"{self.exp.dir} is a read-only policy folder; give --out DIR for eval.json")
         self.policies = parse_policy_list(args.policy)

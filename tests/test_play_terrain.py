@@ -55,19 +55,27 @@ def test_terrain_and_level_pin_the_evaluation_to_one_tile(rough, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--terrain", "lava", "--eval", "2"], "terrain type 'lava' is not in this terrain"),
     (["--level", "3", "--eval", "2"], "levels 0..2"),
+    (["--level", "-1", "--eval", "2"], "levels 0..2"),
+    (["--terrain", "stepping_stones", "--eval", "2"], "terrain type 'stepping_stones' is not in this terrain"),
+    (["--terrain", "lava", "--video", "x.mp4"], "terrain type 'lava' is not in this terrain"),
 ])
 def test_bad_terrain_or_level_is_one_line(rough, tmp_path, capsys, args, message):
+    """Refused before anything is built or announced: no 'evaluating ...' line first, nothing written."""
     rc = play.main(["--name", rough, *args, "--out", str(tmp_path)])
-    err = capsys.readouterr().err.strip()
+    captured = capsys.readouterr()
+    err = captured.err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and message in err, err
-    assert not (tmp_path / "eval.json").exists()
+    assert captured.out == "", captured.out
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_terrain_flags_on_a_flat_config_are_one_line(tmp_path, capsys):
     rc = play.main(["--name", str(ROOT / "benchmarks" / "results" / "go2" / "policy"), "--terrain", "stairs_up",
                     "--eval", "2", "--out", str(tmp_path)])
-    errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("note: ")]
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if not line.startswith("note: ")]
     assert rc == 2 and len(errors) == 1 and "rough-terrain config" in errors[0], errors
+    assert "evaluating" not in captured.out
 
 
 def test_export_describes_the_height_scan(rough):

@@ -70,11 +70,8 @@ class TerrainCurriculum:
         """Freeze the curriculum with the envs spread over tiles: every env on ``terrain_type`` (its first
         column) if given, else round-robin over the types; on ``level`` if given, else round-robin over
         the levels (env i on level i % num_rows). play.py --terrain/--level and --eval use it."""
+        check_tile_choice(self.column_types, self.num_rows, terrain_type, level)
         types = list(dict.fromkeys(self.column_types))
-        if terrain_type is not None and terrain_type not in types:
-            raise ValueError(f"terrain type '{terrain_type}' is not in this terrain; its types: {', '.join(types)}")
-        if level is not None and not 0 <= level < self.num_rows:
-            raise ValueError(f"terrain level {level} is out of range; this terrain has levels 0..{self.num_rows - 1}")
         first_column = torch.tensor([self.column_types.index(t) for t in types], device=self.device)
         env = torch.arange(len(self.levels), device=self.device)
         chosen = [types.index(terrain_type)] if terrain_type is not None else None
@@ -107,3 +104,12 @@ def env_columns(num_envs: int, num_cols: int) -> torch.Tensor:
 def mean_by_type(types: list[str], levels: list[int]) -> dict[str, float]:
     """Mean level per terrain type, given each env's type and level."""
     return {t: sum(lv for k, lv in zip(types, levels) if k == t) / types.count(t) for t in dict.fromkeys(types)}
+
+
+def check_tile_choice(column_types: list[str], num_rows: int, terrain_type: str | None, level: int | None) -> None:
+    """`ValueError` (one line, with what is valid) unless the type is one of the columns' and the level a row."""
+    types = list(dict.fromkeys(column_types))
+    if terrain_type is not None and terrain_type not in types:
+        raise ValueError(f"terrain type '{terrain_type}' is not in this terrain; its types: {', '.join(types)}")
+    if level is not None and not 0 <= level < num_rows:
+        raise ValueError(f"terrain level {level} is out of range; this terrain has levels 0..{num_rows - 1}")
