@@ -1,8 +1,11 @@
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+
+from env.sim.mujoco_log import send_mujoco_log_to
 
 
 @pytest.fixture(autouse=True)
@@ -11,3 +14,29 @@ def _seed_everything():
     random.seed(0)
     np.random.seed(0)
     torch.manual_seed(0)
+
+
+ROOT_MUJOCO_LOG = Path(__file__).resolve().parents[1] / "MUJOCO_LOG.TXT"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _mujoco_log_in_a_temp_folder(tmp_path_factory):
+    """MuJoCo's warnings from in-process tests go to a temp folder, not MUJOCO_LOG.TXT in the repository.
+
+    (train.py sends a run's log into its experiment; `pytest_sessionfinish` checks
+    that no test, in process or not, left the file in the repository root.)
+    """
+    send_mujoco_log_to(tmp_path_factory.mktemp("mujoco_log"))
+    yield
+
+
+def pytest_sessionstart(session):
+    session.config._mujoco_log_before = ROOT_MUJOCO_LOG.stat().st_mtime if ROOT_MUJOCO_LOG.exists() else None
+
+
+def pytest_sessionfinish(session, exitstatus):
+    before = getattr(session.config, "_mujoco_log_before", None)
+    after = ROOT_MUJOCO_LOG.stat().st_mtime if ROOT_MUJOCO_LOG.exists() else None
+    if after is not None and after != before:
+        print(f"\nerror: a test wrote {ROOT_MUJOCO_LOG}; MuJoCo's log belongs in a temp or experiment folder")
+        session.exitstatus = 1
