@@ -2,9 +2,10 @@
 
 Loads the robot through the same scene composition as training (env/sim/scene.py) and
 prints its masses, dof order with limits and gains, the feet and contact bodies found,
-the support polygon at the default pose, and a 5 s stand under the PD; renders the
-standing robot to a PNG. Exit status: 0 when nothing is wrong, 1 with one
-``problem:`` line per problem, 2 when the robot or config cannot be loaded at all.
+whether twin legs mirror each other (env/robot_symmetry.py), the support polygon at the
+default pose, and a 5 s stand under the PD; renders the standing robot to a PNG. Exit
+status: 0 when nothing is wrong, 1 with one ``problem:`` line per problem, 2 when the robot
+or config cannot be loaded at all.
 
     python -m env.check_robot --config go2
     python -m env.check_robot --config myrobot --set control.stiffness='{"knee": 30}' --png /tmp/stand.png

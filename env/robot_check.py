@@ -1,7 +1,7 @@
 """Check a robot before training: what the scene built from it, and whether it can stand.
 
-`inspect_robot` is the fast part (a few ms: the compiled scene only); train.py runs
-it before building the env. `stand_test` simulates one robot for a few seconds under
+`inspect_robot` is the fast part (a few ms: the compiled scene only, including the legs'
+symmetry, env/robot_symmetry.py); train.py runs it before building the env. `stand_test` simulates one robot for a few seconds under
 the PD at the default pose. `python -m env.check_robot` prints both and renders the
 standing robot (env/check_robot.py).
 """
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from env.robot_symmetry import check_symmetry
 from env.sim.scene import (actuated_joint_names, compose_scene, contact_geoms, contact_site, is_collision_geom, load_mj_model,
                            sensor_bodies, touch_sensor)
 from utils.yaml import Cfg
@@ -24,6 +25,8 @@ MAX_DRIFT = 0.02  # m, base height lost after settling
 MAX_LIMIT_EXCESS = 0.02  # rad (or m), beyond a joint limit
 MIN_FOOT_LOAD = 0.8  # fraction of the weight the feet carry at the end
 MAX_SAG = 0.25  # fraction of the standing height (default pose, feet on the floor) the PD may give way
+FOOT_TOUCH = 0.002  # m, a foot this close to the lowest one's height touches the floor with it
+MAX_FOOT_TILT = 3.0  # deg, the base tilt that would bring every foot down at the default pose; beyond: feet not level
 
 
 class RobotCheckError(ValueError):
@@ -56,7 +59,10 @@ def inspect_robot(cfg: Cfg, model: mujoco.MjModel | None = None) -> tuple[mujoco
     report.lines += _masses(model)
     report.add(_dofs(model, cfg))
     report.lines += _named_bodies(model, cfg.asset)
-    report.add(_spawn_and_support(model, cfg))
+    feet = {name: contact_geoms(model, name)[1] for name in cfg.asset.foot_bodies}
+    base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, cfg.asset.base_body)
+    report.add(Report(*check_symmetry(model, home_data(model), base, feet)))
+    report.add(_spawn_and_support(model, feet))
     return model, report
 
 
@@ -106,27 +112,55 @@ def body_geoms(model: mujoco.MjModel, names: list[str]) -> list[int]:
     return [g for name in names for g in contact_geoms(model, name)[1]]
 
 
-def _spawn_and_support(model: mujoco.MjModel, cfg: Cfg) -> Report:
+def _spawn_and_support(model: mujoco.MjModel, feet: dict[str, list[int]]) -> Report:
     report = Report()
     data = home_data(model)
-    feet = body_geoms(model, list(cfg.asset.foot_bodies))
     robot = [g for g in range(model.ngeom) if model.geom_bodyid[g] > 0 and is_collision_geom(model, g)]
     gap = floor_gaps(model, data, robot)
-    foot_gap = min(gap[g] for g in feet)
-    other = [g for g in robot if g not in feet]
+    foot_gaps = {name: min(gap[g] for g in geoms) for name, geoms in feet.items()}
+    foot_gap = min(foot_gaps.values())
+    foot_geoms = [g for geoms in feet.values() for g in geoms]
     report.lines.append(f"spawn: base at z {data.qpos[2]:.3f} m, feet {foot_gap * 1000:+.1f} mm above the floor")
-    if foot_gap < -0.001:
+    spawn_z = data.qpos[2] - foot_gap + 0.002
+    uneven = _uneven_feet(data, feet, foot_gaps)
+    if uneven:
+        shift = f"raising init_state.pos z to {spawn_z:.3f}" if foot_gap < -0.001 else (
+            f"lowering init_state.pos z to {spawn_z:.3f}" if foot_gap > SPAWN_TOO_HIGH else "")
+        report.problems.append(uneven + (f"; {shift} would leave the other feet in the air" if shift else ""))
+    elif foot_gap < -0.001:
         report.problems.append(f"the feet spawn {-foot_gap * 1000:.1f} mm inside the floor: raise init_state.pos z to "
-                               f"{data.qpos[2] - foot_gap + 0.002:.3f}")
+                               f"{spawn_z:.3f}")
     elif foot_gap > SPAWN_TOO_HIGH:
         report.problems.append(f"the feet spawn {foot_gap * 100:.1f} cm above the floor: lower init_state.pos z to "
-                               f"{data.qpos[2] - foot_gap + 0.002:.3f}")
-    lower = [model.geom(g).name or f"geom {g}" for g in other if gap[g] < foot_gap - 0.001]
+                               f"{spawn_z:.3f}")
+    lower = [model.geom(g).name or f"geom {g}" for g in robot if g not in foot_geoms and gap[g] < foot_gap - 0.001]
     if lower:
         report.problems.append(f"at the default pose {', '.join(lower[:4])} (not on a foot body) reach lower than the "
                                f"feet: check asset.foot_bodies and init_state.default_joint_angles")
-    report.lines += _support_polygon(model, data, feet, foot_gap)
+    report.lines += _support_polygon(model, data, foot_geoms, foot_gap)
     return report
+
+
+def _uneven_feet(data: mujoco.MjData, feet: dict[str, list[int]], foot_gaps: dict[str, float]) -> str | None:
+    """A problem line when only some feet reach the floor at the default pose and the rest would need the base to
+    tilt more than MAX_FOOT_TILT to come down: the legs differ, and no spawn height makes the robot stand level."""
+    low = min(foot_gaps.values())
+    touching = [name for name, gap in foot_gaps.items() if gap - low <= FOOT_TOUCH]
+    raised = {name: gap - low for name, gap in foot_gaps.items() if name not in touching}
+    if not raised:
+        return None
+    where = {name: data.geom_xpos[geoms].mean(axis=0)[:2] for name, geoms in feet.items()}
+    tilt = max(np.degrees(np.arctan2(height, min(np.linalg.norm(where[name] - where[t]) for t in touching)))
+               for name, height in raised.items())
+    if tilt <= MAX_FOOT_TILT:
+        return None
+    above = ", ".join(f"{name} {height * 1000:.1f} mm" for name, height in raised.items())
+    alone = f"{touching[0]} alone" if len(touching) == 1 else f"{', '.join(touching[:-1])} and {touching[-1]}"
+    them = "it" if len(touching) == 1 else "them"
+    return (f"the feet are not level at the default pose: {alone} reach{'es' * (len(touching) == 1)} the floor "
+            f"({above} above {them}), so the support polygon is {alone} and the base would tilt {tilt:.0f} deg to "
+            f"bring the other feet down; make the legs alike (link lengths and axes in the robot file, "
+            f"init_state.default_joint_angles)")
 
 
 def floor_gaps(model: mujoco.MjModel, data: mujoco.MjData, geoms: list[int]) -> dict[int, float]:
