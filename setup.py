@@ -20,11 +20,12 @@ setup(
     extras_require={
         # play.py's optional parts; the tests exercise all of them, so "test" pulls them in
         "test": ["pytest", "hypothesis", "imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib", "pillow",
-                 "mujoco-warp", "warp-lang"],  # the warp backend is tested on Warp's CPU device
+                 "mujoco-warp", "warp-lang", "wandb"],  # warp on Warp's CPU device, W&B in its offline mode
         "video": ["imageio", "imageio-ffmpeg"],  # play.py --video (mp4 through ffmpeg)
         "export": ["onnx", "onnxruntime"],  # play.py --export / --check-export
         "plot": ["matplotlib"],  # play.py --eval's eval_tracking.png (eval.json needs nothing)
         "play": ["imageio", "imageio-ffmpeg", "onnx", "onnxruntime", "matplotlib"],  # all of the above
         "gpu": ["mujoco-warp", "warp-lang"],  # --backend warp: MuJoCo Warp on a GPU (or Warp's CPU device)
+        "wandb": ["wandb"],  # runner.logger=wandb: Weights & Biases beside TensorBoard (its SDK and wandb-core)
     },
 )

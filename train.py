@@ -7,7 +7,8 @@ and leaves the disk as it was.
 
 Exit status: 0 trained (or stopped by Ctrl-C/SIGTERM after saving), 1 training
 failed (halted on non-finite values, the last checkpoint write failed, or a rank
-failed), 2 bad input.
+failed), 2 bad input, 130 aborted by a second Ctrl-C (one line; policy.pt keeps
+the last completed checkpoint, see rl.stop_signal).
 
 Under torchrun (WORLD_SIZE > 1) every rank runs this script: each simulates
 `env.num_envs` envs of its own (seed + rank), rank 0 alone writes, and
@@ -17,18 +18,22 @@ Under torchrun (WORLD_SIZE > 1) every rank runs this script: each simulates
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from config import ConfigError, apply_overrides, available_configs, load_config, load_saved_config
 from env.gym_env_wrapper import make_env
 from env.robot_check import require_fast_check
+from env.sim.mujoco_log import send_mujoco_log_to
 from env.utils.args import cli_overrides, get_args
 from rl.distributed import Sync, lost_a_peer, setup as setup_distributed
+from rl.loggers import require_logger
 from rl.runner import OnPolicyRunner, TrainingHalted
 from rl.seed import set_seed
 from utils.checkpoint import CheckpointError, read_checkpoint
 from utils.devices import DeviceError, check_device
 from utils.experiment import Experiment, ExperimentError, open_experiment
 from utils.files import atomic_write_text
+from utils.superseded import set_aside_newer
 from utils.yaml import Cfg, ParamsProcess
 
 INPUT_ERRORS = (ConfigError, ExperimentError, CheckpointError, DeviceError, ValueError, FileNotFoundError)
@@ -56,11 +61,13 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
     source = open_experiment(args.resume) if args.resume is not None else None  # a name or a policy folder
     if args.checkpoint is not None and source is None:
         raise ExperimentError(f"--checkpoint {args.checkpoint} needs --resume NAME (the experiment it belongs to)")
-    ckpt_path = source.checkpoint(args.checkpoint) if source is not None else None
+    fresh = source is not None and args.checkpoint is None and source.unstarted()  # stopped before its first save
+    ckpt_path = source.checkpoint(args.checkpoint) if source is not None and not fresh else None
     if args.device is not None:
         check_device(args.device, "--device")
     cfg = resolve_config(args, source)
     check_device(cfg.runner.device, "runner.device")
+    require_logger(cfg.runner.logger)  # runner.logger=wandb without the wandb package: one line, nothing written
     require_fast_check(cfg)  # a robot that cannot work fails here, in milliseconds, not after the env is built
     in_place = source is not None and source.dir == experiment.dir
     if not in_place:
@@ -80,16 +87,25 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
         if sync.distributed:  # the checkpoint holds one RNG state; ranks must not draw the same episodes
             set_seed(cfg.runner.seed + sync.rank + 1_000_003 * runner.current_iteration)
 
+    send_mujoco_log_to(experiment.log_dir if main else None)  # not MUJOCO_LOG.TXT in the current directory
     if main:
-        prepare_folder(experiment, in_place, args.overwrite)
+        if fresh:
+            print(f"note: experiment '{source.name}' has no checkpoint yet (it stopped before its first save): "
+                  "starting from iteration 0 with its model/cfg.yaml", file=sys.stderr)
+        prepare_folder(experiment, in_place, args.overwrite, ckpt_path, runner.current_iteration)
     return experiment, cfg, runner
 
 
-def prepare_folder(experiment: Experiment, in_place: bool, overwrite: bool) -> None:
-    """A resumed run's folder is cleaned of killed writes' temp files; a new run's is made (or replaced)."""
+def prepare_folder(experiment: Experiment, in_place: bool, overwrite: bool, resumed: Path | None = None,
+                   iteration: int = 0) -> None:
+    """A resumed run's folder is cleaned of killed writes' temp files and of what resuming `resumed` (an older
+    checkpoint, at `iteration`) would overwrite (`utils.superseded`); a new run's is made (or replaced)."""
     if in_place:
         for path in experiment.remove_stale_temp_files():
             print(f"note: removed {path.name}, left in {path.parent} by an interrupted write", file=sys.stderr)
+        note = set_aside_newer(experiment, resumed, iteration) if resumed is not None else None
+        if note:
+            print(note, file=sys.stderr)
         experiment.log_dir.mkdir(parents=True, exist_ok=True)
     else:
         experiment.prepare_new(overwrite)
@@ -104,6 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return train(args, sync)
+    except KeyboardInterrupt:  # Ctrl-C before training installed its own handler (e.g. while the env was built)
+        if sync.is_main:
+            print(f"{args.name}: interrupted (Ctrl-C) before training started", file=sys.stderr)
+        return 130
     finally:
         sync.close()
 
@@ -111,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 def train(args, sync: Sync) -> int:
     try:
         experiment, cfg, runner = build(args, sync)
+        cfg.runner.precision = runner.precision.choice  # cfg.yaml records what trained ("auto" resolved)
         if sync.is_main:
             atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
     except INPUT_ERRORS as err:
@@ -127,9 +148,13 @@ def train(args, sync: Sync) -> int:
     runner.log.print(f"{args.name}: training '{getattr(cfg, 'name', args.config)}' with {ranks} on "
                      f"{cfg.sim.backend} ({cfg.runner.device}); obs {env.num_obs}, critic obs {env.num_critic_obs}, "
                      f"actions {env.num_actions}; iterations {start + 1}..{start + cfg.runner.max_iterations}; "
-                     f"writing {experiment.dir}")
+                     f"precision {runner.precision.choice} ({runner.precision_reason}); writing {experiment.dir}")
     try:
         runner.learn(cfg.runner.max_iterations)
+    except KeyboardInterrupt:  # a second Ctrl-C (rl.stop_signal): one line saying what is kept
+        if sync.is_main:
+            print(aborted_line(args, experiment), file=sys.stderr)
+        return 130
     except TrainingHalted as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
@@ -146,8 +171,22 @@ def train(args, sync: Sync) -> int:
         print(f"error: the last write of {experiment.policy_path} failed; it holds an earlier iteration "
               f"(see the warnings above)", file=sys.stderr)
         return 1
-    print(f"{args.name}: saved {experiment.policy_path} at iteration {runner.current_iteration}")
+    if sync.is_main:
+        print(f"{args.name}: saved {experiment.policy_path} at iteration {runner.current_iteration}")
     return 0
+
+
+def aborted_line(args, experiment: Experiment) -> str:
+    """The one line after a second Ctrl-C: what policy.pt holds (every write is atomic) and how to go on."""
+    again = f"train.py --name {args.name} --resume {args.name}"
+    try:
+        iteration = read_checkpoint(experiment.policy_path)["iteration"]
+    except CheckpointError:
+        how = f"{again} starts it from iteration 0" if args.resume in (None, args.name) else \
+            "the same command with --overwrite starts it again"  # a resume of another run: its weights, once more
+        return f"{args.name}: aborted by a second Ctrl-C before the first checkpoint; {how}"
+    return (f"{args.name}: aborted by a second Ctrl-C; {experiment.policy_path} holds iteration {iteration}; "
+            f"{again} continues from there")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import torch  # noqa: E402
 
 from config import load_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
+from rl.precision import resolve_precision  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
 from utils.cli import main_with_one_line_errors  # noqa: E402
@@ -243,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"])
     out_dir.mkdir(parents=True, exist_ok=True)
+    cfg.runner.precision = resolve_precision(cfg.runner.precision, cfg.runner.device)[0]  # recorded as trained
     if not args.resume:
         experiment.prepare_new(overwrite=True)
         atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))

@@ -27,6 +27,10 @@ class Base:
         log_interval = 1  # iterations between console lines
         random_episode_start = True  # bool, start training with each env's episode clock at a random point (spreads timeouts, pushes)
         max_skipped_updates = 3  # updates in a row skipped for NaN/inf (obs, actions, rewards, losses) before training stops
+        precision = "auto"  # "fp32", "bf16" (autocast of the PPO update's network passes) or "auto" (bf16 where native)
+        logger = "tensorboard"  # "tensorboard" (events in log/) or "wandb" (Weights & Biases too; pip install -e ".[wandb]")
+        wandb_project = "legged-ppo"  # W&B project the run is logged to (logger "wandb")
+        wandb_entity = None  # W&B user or team that owns the project; None = your default entity
 
     class algorithm:
         value_loss_coef = 1.0  # weight of the value loss
@@ -43,6 +47,11 @@ class Base:
         max_grad_norm = 1.0  # gradient-norm clip
         min_lr = 1.0e-5  # lower bound of the adaptive learning rate
         max_lr = 1.0e-2  # upper bound of the adaptive learning rate
+
+        class symmetry:  # left-right mirror of the robot and task (rl/symmetry.py; rsl_rl's symmetry_cfg)
+            use_data_augmentation = False  # bool, add the mirror image of every sample to each minibatch
+            use_mirror_loss = False  # bool, train the actor's mean to mirror: actor(mirror(obs)) = mirror(actor(obs))
+            mirror_loss_coef = 0.1  # weight of the mirror loss (MSE of action means, action units^2)
 
     class policy:
         actor_hidden_dims = [512, 256, 128]  # units per hidden layer of the actor MLP
@@ -89,6 +98,7 @@ class Base:
         joint_damping = {}  # N*m*s/rad by joint-name substring, passive damping (overrides the file)
         joint_friction = {}  # N*m by joint-name substring, friction loss (overrides the file)
         stands_passively = True  # bool, env.check_robot requires a free-standing PD stand (False: bipeds, balance is learned)
+        mirror_joints = {}  # {joint: twin} or {joint: "-twin"} (opposite angles mirror), for joints whose left-right twin the robot cannot tell (env/robot_mirror.py)
 
     class init_state:
         pos = [0.0, 0.0, 0.5]  # m, base spawn position

@@ -19,7 +19,8 @@ import yaml
 # Dotted names (a section name covers the whole section) left out of the hash.
 RUN_ONLY_FIELDS = (
     "runner.max_iterations", "runner.save_interval", "runner.log_interval", "runner.device", "runner.seed",
-    "runner.max_skipped_updates", "sim.nthread", "viewer",
+    "runner.max_skipped_updates", "runner.logger", "runner.wandb_project", "runner.wandb_entity", "runner.precision",
+    "sim.nthread", "viewer",
 )
 
 

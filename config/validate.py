@@ -72,6 +72,14 @@ def int_list(lo: int, hi: int) -> Check:
         isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi for x in v) else what
 
 
+def wandb_name(v: Any) -> str | None:
+    """W&B project and entity names: non-empty, at most 128 characters, none of W&B's reserved characters."""
+    ok = isinstance(v, str) and 0 < len(v) <= 128 and not any(c in v for c in "/\\#?%:") and v.strip() == v
+    return None if ok else "a W&B name: 1 to 128 characters without spaces at the ends or any of / \\ # ? % :"
+
+
+LOGGERS = ("tensorboard", "wandb")  # runner.logger; rl/loggers has a module for each
+PRECISIONS = ("auto", "fp32", "bf16")  # runner.precision; rl/precision.py resolves "auto"
 POSITIVE = float_range(0.0, lo_open=True)
 NON_NEGATIVE = float_range(0.0)
 PROBABILITY = float_range(0.0, 1.0)
@@ -87,6 +95,10 @@ RULES: dict[str, Check] = {
     "runner.seed": int_at_least(0, 2**63 - 1),
     "runner.log_interval": int_at_least(1),
     "runner.max_skipped_updates": int_at_least(1),
+    "runner.precision": one_of(*PRECISIONS),
+    "runner.logger": one_of(*LOGGERS),
+    "runner.wandb_project": wandb_name,
+    "runner.wandb_entity": optional(wandb_name),
     "algorithm.value_loss_coef": NON_NEGATIVE,
     "algorithm.clip_param": POSITIVE,
     "algorithm.entropy_coef": NON_NEGATIVE,
@@ -100,6 +112,7 @@ RULES: dict[str, Check] = {
     "algorithm.max_grad_norm": POSITIVE,
     "algorithm.min_lr": POSITIVE,
     "algorithm.max_lr": POSITIVE,
+    "algorithm.symmetry.mirror_loss_coef": NON_NEGATIVE,
     "policy.actor_hidden_dims": int_list(1, 16384),
     "policy.critic_hidden_dims": int_list(1, 16384),
     "policy.init_noise_std": POSITIVE,
@@ -181,7 +194,7 @@ RULES: dict[str, Check] = {
     "terrain.scan_points": lambda v: None if isinstance(v, list) and len(v) == 2 and int_list(1, 100)(v) is None else "two point counts [x, y] in 1..100",
 }
 # Every noise scale is a non-negative number.
-TEXT_DICT_FIELDS = {"collision_primitives"}  # dict-valued fields whose values are names, not numbers
+TEXT_DICT_FIELDS = {"collision_primitives", "mirror_joints"}  # dict-valued fields whose values are names, not numbers
 PREFIX_RULES: dict[str, Check] = {"noise.noise_scales.": NON_NEGATIVE}
 
 

@@ -48,7 +48,7 @@ class GaussianActor(nn.Module):
         return self.log_std.exp().clamp(self.min_std, self.max_std)
 
     def distribution(self, obs: torch.Tensor) -> Normal:
-        mean = self.mean_net(obs)
+        mean = self.mean_net(obs).float()  # fp32 even under bf16 autocast (rl.precision): log-probs need it
         return Normal(mean, self.action_std.expand_as(mean))
 
     def act(self, obs: torch.Tensor) -> torch.Tensor:

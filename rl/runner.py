@@ -6,9 +6,9 @@
     runner.learn(cfg.runner.max_iterations)
 
 Iterations are counted globally (`current_iteration`, `total_env_steps`), so a
-resumed run continues its numbering in logs and checkpoints. Ctrl-C (SIGINT) or
-SIGTERM during `learn` finishes the current iteration, saves and returns; a
-second Ctrl-C aborts at once with KeyboardInterrupt (`rl.stop_signal`).
+resumed run continues its numbering in logs and checkpoints. Ctrl-C or SIGTERM
+during `learn` finishes the iteration, saves and returns; a second Ctrl-C raises
+KeyboardInterrupt at once, or after the checkpoint write in progress (`rl.stop_signal`).
 
 Faults never cost the run: a checkpoint write that fails (disk full, permissions)
 is reported on stderr and in TensorBoard, the previous file stays intact and
@@ -20,8 +20,9 @@ update with a NaN/inf is not learned from (`rl.faults`, `PPO.update`); after
 The env interface (see env/gym_env_wrapper.py): attributes ``num_envs, num_obs,
 num_critic_obs, num_actions, device, max_episode_length``; ``reset() -> (obs,
 critic_obs)``; ``step(actions) -> (obs, critic_obs, rew, done, info, task_rew)``
-with ``info["time_outs"]``, ``info["episode"]`` and ``info["diverged"]``; and, when
-``cfg.runner.random_episode_start`` is on, ``spread_episode_starts()``.
+with ``info["time_outs"]``, ``info["episode"]`` and ``info["diverged"]``; when
+``cfg.runner.random_episode_start`` is on, ``spread_episode_starts()``; with ``algorithm.symmetry``
+on, ``mirror_maps()`` (rl/symmetry.py).
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ from rl.distributed import Sync
 from rl.episode_stats import EpisodeStats
 from rl.faults import KINDS, RolloutFaults, describe
 from rl.inference import InferencePolicy
+from rl.loggers import make_loggers
 from rl.normalizer import EmpiricalNormalizer
 from rl.seed import get_rng_state, set_rng_state
+from rl.precision import Precision, resolve_precision
 from rl.stop_signal import GracefulStop
+from rl.symmetry import make_symmetry
 from rl.train_log import TB_TAGS, TrainLog
 from utils.checkpoint import read_checkpoint
 from utils.files import atomic_torch_save
@@ -70,7 +74,7 @@ class OnPolicyRunner:
     Args:
         env: vectorised env (interface in the module docstring).
         cfg: run-time config; reads its ``runner``, ``algorithm`` and ``policy`` sections.
-        log_dir: TensorBoard directory; None disables TensorBoard.
+        log_dir: folder of the logs (TensorBoard events; W&B files with runner.logger "wandb"); None: no logs.
         device: torch device of the networks and rollout storage.
         model_dir: where ``policy.pt`` (and ``all/policy_<it>.pt``) are saved; None disables saving.
         cfg_dict: plain dict of the whole config, stored in checkpoints (default: ``cfg.to_dict()``).
@@ -96,14 +100,20 @@ class OnPolicyRunner:
         self.random_episode_start: bool = bool(getattr(cfg.runner, "random_episode_start", False))
         self.max_skipped_updates: int = int(getattr(cfg.runner, "max_skipped_updates", 3))
         self.keep_all = keep_all
-        self.log = TrainLog(self.run_name, log_dir, getattr(cfg.runner, "log_interval", 1), verbose)
+        loggers = make_loggers(cfg.runner, log_dir, self.run_name, self.cfg_dict)  # TensorBoard (+ W&B)
+        self.log = TrainLog(self.run_name, loggers, getattr(cfg.runner, "log_interval", 1), verbose)
 
         self.num_obs: int = env.num_obs
         self.num_critic_obs: int = env.num_critic_obs
         self.num_actions: int = env.num_actions
         actor = load_actor(cfg.policy, self.num_obs, self.num_actions, self.device)
         critic = load_critic(cfg.policy, self.num_critic_obs, self.device)
-        self.alg = PPO(actor, critic, cfg.algorithm, self.device, self.sync)
+        choice, self.precision_reason = resolve_precision(getattr(cfg.runner, "precision", "fp32"), self.device)
+        self.precision = Precision(choice, self.device)  # bf16 autocast of the update's network passes, or none
+        if isinstance((self.cfg_dict or {}).get("runner"), dict):
+            self.cfg_dict["runner"]["precision"] = choice  # checkpoints record what trained, "auto" resolved
+        self.symmetry = make_symmetry(cfg.algorithm, env, self.device)  # None unless algorithm.symmetry is on
+        self.alg = PPO(actor, critic, cfg.algorithm, self.device, self.sync, self.precision, self.symmetry)
         self.alg.init_storage(env.num_envs, self.num_steps_per_env, self.num_obs, self.num_critic_obs,
                               self.num_actions)
 
@@ -284,6 +294,9 @@ class OnPolicyRunner:
             reduce = self.sync.sum_ if self.sync.distributed else None  # identical statistics on every rank
             self.obs_normalizer.update(obs, rows_ok, reduce)
             self.critic_obs_normalizer.update(critic_obs, rows_ok, reduce)
+            if self.symmetry is not None:  # mirroring normalised observations needs mirror-symmetric statistics
+                self.symmetry.symmetrize_normalizer(self.obs_normalizer)
+                self.symmetry.symmetrize_normalizer(self.critic_obs_normalizer, critic=True)
         return self.obs_normalizer(obs), self.critic_obs_normalizer(critic_obs)
 
     def _broadcast_state(self) -> None:
@@ -299,9 +312,10 @@ class OnPolicyRunner:
 
     def _save_iteration(self, it: int) -> None:
         """policy.pt after every iteration (an interrupted run loses at most one), all/ every save_interval."""
-        ok = self._save_or_warn()
-        if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
-            ok = self._save_or_warn(self.model_dir / "all" / f"policy_{it}.pt") and ok
+        with self._stop.protect():  # a second Ctrl-C waits for policy.pt and its snapshot to be written
+            ok = self._save_or_warn()
+            if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
+                ok = self._save_or_warn(self.model_dir / "all" / f"policy_{it}.pt") and ok
         self.log.scalar(TB_TAGS["save_failed"], float(not ok), it)
         self.log.scalar(TB_TAGS["failed_saves_total"], float(self.failed_saves_total), it)
 
@@ -376,7 +390,7 @@ class OnPolicyRunner:
         if hasattr(self.env, "load_state_dict"):
             self.env.load_state_dict(ckpt.get("env_state", {}))
         if isinstance(ckpt.get("cfg"), dict) and self.cfg_dict is not None:
-            changes = changed_fields(ckpt["cfg"], self.cfg_dict)
+            changes = changed_fields(ckpt["cfg"], self.cfg_dict, include_absent=False)
             if changes:
                 more = f" and {len(changes) - 4} more" if len(changes) > 4 else ""
                 self.log.print(f"note: resuming {source} with a changed config: {'; '.join(changes[:4])}{more}")

@@ -1,16 +1,18 @@
-"""What a training run tells its user: TensorBoard scalars, one console line per iteration, warnings.
+"""What a training run tells its user: logged scalars, one console line per iteration, warnings.
 
-`TrainLog` owns the SummaryWriter (opened lazily, so building a runner writes
-nothing) and the console. Warnings go to stderr whatever `verbose` says: a user
-must see a lost checkpoint write or a skipped update.
+`TrainLog` drives the logger backends (`rl.loggers`: TensorBoard, and W&B when
+``runner.logger`` says so; each opened lazily, so building a runner writes nothing)
+and owns the console. Warnings go to stderr whatever `verbose` says: a user must
+see a lost checkpoint write or a skipped update.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, Callable
 
 from rl.faults import KINDS
+from rl.loggers import Logger
 
 # TensorBoard tag of each metric returned by `OnPolicyRunner.learn` (Episode/<term> tags are added per term).
 TB_TAGS = {
@@ -20,6 +22,7 @@ TB_TAGS = {
     "kl": "Loss/kl",
     "approx_kl": "Loss/approx_kl",
     "clip_fraction": "Loss/clip_fraction",
+    "mirror": "Loss/mirror",  # algorithm.symmetry's mirror loss (rl/symmetry.py)
     "learning_rate": "Loss/learning_rate",
     "action_std": "Policy/action_std",
     "mean_reward": "Train/mean_reward",
@@ -40,49 +43,46 @@ TB_TAGS = {
 
 
 class TrainLog:
-    def __init__(self, run_name: str, log_dir: str | None, log_interval: int = 1, verbose: bool = True) -> None:
+    def __init__(self, run_name: str, loggers: list[Logger], log_interval: int = 1, verbose: bool = True) -> None:
         self.run_name = run_name
-        self.log_dir = log_dir
+        self.loggers = list(loggers)  # a backend that fails is dropped from here; the others go on
         self.log_interval = max(1, int(log_interval))
         self.verbose = verbose
-        self.writer: Any = None
 
     def open(self, resume_iteration: int) -> None:
-        """Open the TensorBoard writer (once); on a resume, drop events logged after the resumed checkpoint."""
-        if self.log_dir is None or self.writer is not None:
-            return
-        from torch.utils.tensorboard import SummaryWriter
-
-        purge_step = resume_iteration + 1 if resume_iteration > 0 else None
-        self.writer = SummaryWriter(self.log_dir, purge_step=purge_step)
+        """Open every backend (each opens once); on a resume, continue from the resumed checkpoint's iteration."""
+        self._each(lambda logger: logger.open(resume_iteration))
 
     def scalar(self, tag: str, value: float, step: int) -> None:
-        if self.writer is not None:
-            self._guard(lambda: self.writer.add_scalar(tag, value, global_step=step))
+        self._each(lambda logger: logger.scalars(step, {tag: value}))
 
-    def _guard(self, write) -> None:
-        """Run a TensorBoard write; if the disk refuses it, warn once and log to the console only.
+    def _each(self, call: Callable[[Logger], None]) -> None:
+        """Run `call` on every backend; one that fails (a full disk, W&B unreachable) is warned about once and dropped.
 
         TensorBoard writes events from a background thread and re-raises its error on a
         later call: without this a full disk would end the run over a log file.
         """
-        try:
-            write()
-        except OSError as err:
-            self.warn(f"warning: {self.run_name}: TensorBoard logging to {self.log_dir} stopped "
-                      f"({err.strerror or err}); training continues, the console line still reports")
-            writer, self.writer = self.writer, None
+        for logger in list(self.loggers):
             try:
-                writer.close()
-            except OSError:
-                pass
+                call(logger)
+            except logger.errors as err:
+                self.loggers.remove(logger)
+                reason = getattr(err, "strerror", None) or " ".join(str(err).split()) or type(err).__name__
+                self.warn(f"warning: {self.run_name}: {logger.name} logging to {logger.where} stopped ({reason}); "
+                          "training continues, the console line still reports")
+                try:
+                    logger.close()
+                except logger.errors:
+                    pass
 
     def iteration(self, it: int, metrics: dict[str, Any], progress: str) -> None:
-        """Every numeric metric to TensorBoard; the console line every log_interval iterations."""
+        """Every numeric metric to the logger backends; the console line every log_interval iterations."""
+        values = {}
         for key, value in metrics.items():
             tag = TB_TAGS.get(key, key if key.startswith("Episode/") else None)
             if tag is not None and isinstance(value, (int, float)):
-                self.scalar(tag, value, it)
+                values[tag] = value
+        self._each(lambda logger: logger.scalars(it, values))
         if it % self.log_interval == 0:
             self.print(self.format_line(it, metrics) + "  " + progress)
 
@@ -109,10 +109,7 @@ class TrainLog:
         print(text, file=sys.stderr, flush=True)
 
     def flush(self) -> None:
-        if self.writer is not None:
-            self._guard(self.writer.flush)
+        self._each(lambda logger: logger.flush())
 
     def close(self) -> None:
-        if self.writer is not None:
-            self._guard(self.writer.close)
-            self.writer = None
+        self._each(lambda logger: logger.close())

@@ -106,9 +106,27 @@ class Experiment:
                 raise ExperimentError(f"checkpoint '{which}' is outside experiment '{self.name}'; give a path "
                                       f"relative to {self.model_dir}, e.g. all/policy_50.pt") from None
         if not path.is_file():
+            hint = ""
+            if which is None and self.snapshots():
+                rel = self.snapshots()[0][1].relative_to(self.model_dir).as_posix()
+                hint = f"; the newest snapshot is model/{rel}: use --checkpoint {rel}"
+            elif which is None and self.cfg_path.is_file():
+                hint = (f"; it stopped before its first save: train.py --name {self.name} --resume {self.name} "
+                        "trains it from iteration 0")
             raise ExperimentError(f"no checkpoint model/{Path(which or 'policy.pt').as_posix()} in experiment "
-                                  f"'{self.name}' (looked for {path})")
+                                  f"'{self.name}' (looked for {path}){hint}")
         return path
+
+    def unstarted(self) -> bool:
+        """An experiment folder without any checkpoint (it stopped before its first save): a resume starts it
+        from iteration 0 with its cfg.yaml. Without cfg.yaml either, `ExperimentError` names the way out."""
+        if not self.is_experiment_folder() or self.policy_path.exists() or self.snapshots():
+            return False
+        if not self.cfg_path.is_file():
+            raise ExperimentError(f"experiment '{self.name}' holds neither a checkpoint nor model/cfg.yaml (it "
+                                  f"stopped while being set up); start it again with --config CONFIG --name {self.name} "
+                                  "--overwrite")
+        return True
 
     def snapshots(self) -> list[tuple[int, Path]]:
         """(iteration, path) of every model/all/policy_<it>.pt, newest first."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -37,6 +37,10 @@ class Trial:
     kind: str
     ok: bool
     detail: str
+
+    def portable(self, experiments: Path) -> "Trial":
+        """This trial with the temporary experiments folder written as ``experiments`` (a report that diffs cleanly)."""
+        return replace(self, detail=self.detail.replace(str(experiments), "experiments"))
 
 
 def temp_files(folder: Path) -> list[Path]:

@@ -29,10 +29,12 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--name", required=True, help="experiment name: outputs go to experiments/<name>/ (letters, digits, -, _, .)")
     parser.add_argument("--resume", default=None, metavar="NAME|DIR",
                         help="continue from experiments/NAME/model/policy.pt (iteration, frames, optimizer, normaliser), "
-                             "or from a policy folder given as a path, e.g. benchmarks/results/go2/policy (read only)")
+                             "or from a policy folder given as a path, e.g. benchmarks/results/go2/policy (read only); "
+                             "an experiment stopped before its first save starts from iteration 0 with its cfg.yaml")
     parser.add_argument("--checkpoint", default=None, metavar="PATH",
                         help="with --resume: the checkpoint to resume from, relative to experiments/<resume>/model/, "
-                             "e.g. all/policy_50.pt (default policy.pt)")
+                             "e.g. all/policy_50.pt (default policy.pt); resuming in place, the newer policy.pt and "
+                             "snapshots are moved to model/superseded_<iteration>/ first")
     parser.add_argument("--num_envs", type=int, default=None, help="parallel robots (overrides env.num_envs)")
     parser.add_argument("--max_iterations", type=int, default=None,
                         help="PPO iterations to run now (overrides runner.max_iterations); a resumed run adds them")

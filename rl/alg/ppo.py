@@ -19,6 +19,8 @@ Quantities that match rsl_rl's PPO (non-recurrent):
   rollout's Gaussians and the current ones is averaged over the minibatch (exactly 0
   for the unchanged policy of an update's first minibatch, so the rate is left alone there);
   ``lr /= 1.5`` if KL > 2 * desired_kl, ``lr *= 1.5`` if 0 < KL < desired_kl / 2.
+- Optional left-right symmetry (``algorithm.symmetry``, rl/symmetry.py): mirrored samples added to
+  each minibatch and/or a mirror loss on the action mean, as rsl_rl's symmetry extension.
 
 Differences from rsl_rl (none changes the learning rule in the usual settings):
 
@@ -44,17 +46,22 @@ from torch import nn
 
 from model.actor import GaussianActor
 from rl.distributed import Sync
+from rl.precision import Precision
 from rl.storage import RolloutStorage
+from rl.symmetry import Symmetry
 
 
 class PPO:
     """PPO over a `GaussianActor` and a critic (any module mapping critic obs to (N, 1) values)."""
 
     def __init__(self, actor: GaussianActor, critic: nn.Module, cfg_algorithm: Any,
-                 device: str | torch.device = "cpu", sync: Sync | None = None) -> None:
+                 device: str | torch.device = "cpu", sync: Sync | None = None,
+                 precision: Precision | None = None, symmetry: Symmetry | None = None) -> None:
         cfg = cfg_algorithm
         self.device = torch.device(device)
         self.sync = sync or Sync()  # data-parallel ranks: gradients and KL averaged over them
+        self.precision = precision or Precision("fp32", self.device)  # bf16 autocast of the update's forwards
+        self.symmetry = symmetry  # left-right mirror augmentation / mirror loss (rl/symmetry.py); None: off
         self.actor = actor.to(self.device)
         self.critic = critic.to(self.device)
 
@@ -142,13 +149,18 @@ class PPO:
         num_updates = 0
         per_epoch = self.num_mini_batches
         for batch in self.storage.mini_batch_generator(self.num_mini_batches, self.num_learning_epochs):
-            dist = self.actor.distribution(batch.obs)
+            if self.symmetry is not None:
+                batch = self.symmetry.augment(batch)  # mirror images appended, when augmenting
+            n = len(batch.mu)  # the rollout's own samples: the KL is measured on them
+            with self.precision.autocast():  # network passes only; their outputs come back as fp32
+                dist = self.actor.distribution(batch.obs)
+                values = self.critic(batch.critic_obs).float().reshape(-1)
+                mirror_loss = self.symmetry.mirror_loss(self.actor, batch, dist.mean) if self.symmetry else None
             log_probs = dist.log_prob(batch.actions).sum(dim=-1)
             entropy = dist.entropy().sum(dim=-1).mean()
-            values = self.critic(batch.critic_obs).reshape(-1)
 
             with torch.no_grad():
-                kl = _gaussian_kl(batch.mu, batch.sigma, dist.mean, dist.stddev).mean()
+                kl = _gaussian_kl(batch.mu, batch.sigma, dist.mean[:n], dist.stddev[:n]).mean()
             if self.schedule == "adaptive" and self.desired_kl is not None:
                 self._adapt_learning_rate(kl)
 
@@ -166,6 +178,8 @@ class PPO:
                 value_loss = (values - batch.returns).square().mean()
 
             loss = surrogate_loss + self.value_loss_coef * value_loss - self.entropy_coef * entropy
+            if mirror_loss is not None:  # logged always, trained on with use_mirror_loss (coef 0 otherwise)
+                loss = loss + self.symmetry.mirror_loss_coef * mirror_loss
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.sync.average_gradients(self.params)  # every rank takes the same step
@@ -186,6 +200,8 @@ class PPO:
                 sums["kl"] += kl
                 sums["approx_kl"] += ((ratio - 1.0) - log_ratio).mean()
                 sums["clip_fraction"] += ((ratio - 1.0).abs() > self.clip_param).float().mean()
+                if mirror_loss is not None:
+                    sums["mirror"] += mirror_loss.detach()
             num_updates += 1
 
         self.storage.clear()

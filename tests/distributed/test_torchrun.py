@@ -59,6 +59,12 @@ def test_ranks_end_bit_identical_and_only_rank0_writes(two_ranks):
     assert "2 ranks x 4 = 8 envs (gloo)" in proc.stdout and proc.stdout.count("training 'qmini'") == 1
 
 
+def test_only_rank0_prints_the_closing_line(two_ranks):
+    _, proc = two_ranks
+    closing = [line for line in proc.stdout.splitlines() if line.startswith("d: saved ")]
+    assert len(closing) == 1 and closing[0].endswith("at iteration 2"), proc.stdout[-3000:]
+
+
 def test_logged_mean_reward_is_the_mean_over_both_ranks(two_ranks):
     out, _ = two_ranks
     r0, r1 = (torch.load(out / f"rank{r}.pt", weights_only=False) for r in (0, 1))

@@ -1,7 +1,11 @@
 """Every mistake in the issue's "Found" list (and its family) gives one line, status 2, and no change on disk."""
 
+import json
+import re
+
 import pytest
 
+from benchmarks.fault_report import COMMITTED, REFRESH_COMMITTED
 from benchmarks.faults.bad_inputs import CASES, check_case, trained_run
 
 
@@ -12,10 +16,38 @@ def root(tmp_path_factory):
     return root
 
 
+@pytest.fixture(scope="module")
+def seen():
+    """case name -> its trial, so the committed-report check below reuses the runs of the first test."""
+    return {}
+
+
+def _trial(case, root, seen):
+    if case.name not in seen:
+        seen[case.name] = check_case(case, root)
+    return seen[case.name]
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_bad_input_gives_one_line_and_status_2(case, root):
-    trial = check_case(case, root)
+def test_bad_input_gives_one_line_and_status_2(case, root, seen):
+    trial = _trial(case, root, seen)
     assert trial.ok, trial.detail
+
+
+def _wording(detail: str) -> str:
+    """The words of a trial's line; numbers (a YAML line and column, a sample count) follow the config's layout."""
+    return re.sub(r"\d+", "N", detail)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.machine_specific],
+                         ids=[c.name for c in CASES if not c.machine_specific])
+def test_the_committed_fault_report_shows_the_error_line_the_code_gives_now(case, root, seen):
+    trial = _trial(case, root, seen).portable(root)
+    assert trial.ok, trial.detail
+    committed = [t["detail"] for t in json.loads(COMMITTED.read_text())
+                 if t["kind"] == "input" and t["detail"].startswith(f"{case.name}: status")]
+    assert [_wording(d) for d in committed] == [_wording(trial.detail)], (
+        f"{COMMITTED} is stale for {case.name!r}; refresh it with: {REFRESH_COMMITTED}")
 
 
 def test_resuming_with_another_run_length_is_not_called_a_different_config(root, capsys):

@@ -282,10 +282,11 @@ def test_a_tensorboard_write_that_fails_stops_the_log_not_the_run(tmp_path, caps
         calls["n"] += 1
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    runner.log.writer.add_scalar = full_disk
+    (tensorboard,) = runner.log.loggers
+    tensorboard.writer.add_scalar = full_disk
     metrics = runner.learn(2)
     assert metrics["iteration"] == 3 and calls["n"] == 1  # warned once, then the writer was dropped
-    assert runner.log.writer is None
+    assert runner.log.loggers == [] and tensorboard.writer is None
     err = capsys.readouterr().err
     assert err.count("TensorBoard logging") == 1 and "No space left on device" in err
     assert torch.load(tmp_path / "model" / "policy.pt", weights_only=False)["iteration"] == 3
