@@ -98,7 +98,7 @@ class Base:
         joint_damping = {}  # N*m*s/rad by joint-name substring, passive damping (overrides the file)
         joint_friction = {}  # N*m by joint-name substring, friction loss (overrides the file)
         stands_passively = True  # bool, env.check_robot requires a free-standing PD stand (False: bipeds, balance is learned)
-        mirror_joints = {}  # {joint: twin} or {joint: "-twin"} (opposite angles mirror), for joints whose left-right twin the robot cannot tell (env/robot_mirror.py)
+        mirror_joints = {}  # {joint: twin} or {joint: "-twin"} (opposite angles), left-right twins not derivable (env/robot_mirror.py)
 
     class init_state:
         pos = [0.0, 0.0, 0.5]  # m, base spawn position

@@ -16,6 +16,7 @@ import torch
 from env.legged_robot import LeggedRobotEnv
 from env.tasks import load_task_cls
 from env.tasks.base import Task
+from env.utils.mirror import MirrorMaps
 from utils.yaml import Cfg
 
 
@@ -43,6 +44,10 @@ class GymEnvWrapper:
         if actions.shape != (self.num_envs, self.num_actions):
             raise ValueError(f"actions must have shape ({self.num_envs}, {self.num_actions}), got {tuple(actions.shape)}")
         return self.task.step(actions)
+
+    def mirror_maps(self) -> MirrorMaps:
+        """The task's left-right mirror of observations and actions (rl/symmetry.py augments PPO with it)."""
+        return self.task.mirror_maps()
 
     def spread_episode_starts(self) -> None:
         """Put every env at a random point of its episode (at the start of training)."""

@@ -54,11 +54,7 @@ def check_symmetry(model: mujoco.MjModel, data: mujoco.MjData, base: int,
                    feet: dict[str, list[int]]) -> tuple[list[str], list[str]]:
     """(report lines, problems one line each) for the legs ending in `feet` (foot name -> its geoms) at `data`'s
     pose, `base` the base body's id."""
-    legs: list[Leg] = []
-    for name, geoms in feet.items():  # one leg per joint chain (several feet on one leg count once)
-        leg = _leg(model, data, base, name, geoms)
-        if leg is not None and all(leg.joints != other.joints for other in legs):
-            legs.append(leg)
+    legs = find_legs(model, data, base, feet)
     pairs = _mirror_pairs(legs)
     if not pairs:
         return ["symmetry: no legs are left-right mirror twins; not checked"], []
@@ -78,6 +74,23 @@ def check_symmetry(model: mujoco.MjModel, data: mujoco.MjData, base: int,
     fb = ", ".join(f"{legs[a].foot}/{legs[a2].foot}" for a, a2 in front_back.items() if a < a2)
     fb = f"; front-back twins {fb}" if fb else ""
     return [f"symmetry: left-right twins {twins}{fb}; joint axes and signs compared at the default pose"], problems
+
+
+def find_legs(model: mujoco.MjModel, data: mujoco.MjData, base: int, feet: dict[str, list[int]]) -> list[Leg]:
+    """One leg per joint chain from the base to a foot (several feet on one leg count once)."""
+    legs: list[Leg] = []
+    for name, geoms in feet.items():
+        leg = _leg(model, data, base, name, geoms)
+        if leg is not None and all(leg.joints != other.joints for other in legs):
+            legs.append(leg)
+    return legs
+
+
+def leg_twins(model: mujoco.MjModel, data: mujoco.MjData, base: int, feet: dict[str, list[int]]
+              ) -> list[tuple[Leg, Leg]]:
+    """The (left, right) legs that are mirror twins, as the check pairs them; [] when there are none."""
+    legs = find_legs(model, data, base, feet)
+    return [(legs[a], legs[b]) for a, b in _mirror_pairs(legs)]
 
 
 def _leg(model: mujoco.MjModel, data: mujoco.MjData, base: int, foot: str, geoms: list[int]) -> Leg | None:
@@ -103,7 +116,7 @@ def _mirror_pairs(legs: list[Leg]) -> list[tuple[int, int]]:
         if root[1] <= 0:
             continue
         mirror = _MIRROR_XZ @ root
-        close = [(round(float(np.linalg.norm(other.anchors[0] - mirror)), 3), _mirror_name(leg.foot) != other.foot,
+        close = [(round(float(np.linalg.norm(other.anchors[0] - mirror)), 3), mirror_name(leg.foot) != other.foot,
                   b) for b, other in enumerate(legs) if b != a and len(other.joints) == len(leg.joints)]
         close = [c for c in close if c[0] <= TWIN_DISTANCE * np.linalg.norm(root)]
         if close:
@@ -112,7 +125,8 @@ def _mirror_pairs(legs: list[Leg]) -> list[tuple[int, int]]:
     return sorted(pairs, key=lambda p: -legs[p[0]].anchors[0][0]) if len(set(right)) == len(right) else []
 
 
-def _mirror_name(name: str) -> str:
+def mirror_name(name: str) -> str:
+    """The name of a left part's right twin and vice versa (FL_ <-> FR_, _l <-> _r, ...); the name itself if none."""
     for left, right in _SIDE_NAMES:
         if left in name:
             return name.replace(left, right)
@@ -229,6 +243,13 @@ def _mirror_sign(model: mujoco.MjModel, legs: list[Leg], a: int, b: int, k: int)
     """+1: equal angles of the mirror twins' k-th joints make mirror images; -1: opposite angles do."""
     mirrored = _mirror_axis(model, legs[a].joints[k], legs[a].axes[k], _MIRROR_XZ)
     return 1 if float(mirrored @ legs[b].axes[k]) > 0 else -1
+
+
+def twin_sign(model: mujoco.MjModel, joint: int, axis: np.ndarray, twin_axis: np.ndarray) -> int:
+    """+1 when equal angles of a joint turning about `axis` and its twin turning about `twin_axis` (base frame) make
+    mirror images, -1 when opposite angles do, 0 when the axes are not mirror-image lines (not twins)."""
+    dot = float(_mirror_axis(model, joint, axis, _MIRROR_XZ) @ twin_axis)
+    return 0 if abs(dot) < AXIS_TOLERANCE else (1 if dot > 0 else -1)
 
 
 def _odd_leg(model: mujoco.MjModel, data: mujoco.MjData, legs: list[Leg], suspects: list[int],

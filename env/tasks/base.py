@@ -11,6 +11,7 @@ from typing import Callable
 import torch
 
 from env.legged_robot import LeggedRobotEnv
+from env.utils.mirror import MirrorMaps
 from utils.yaml import Cfg
 
 RewardFn = Callable[["Task"], torch.Tensor]
@@ -51,6 +52,11 @@ class Task:
 
     def reset_idx(self, env_ids: torch.Tensor) -> None:
         """Hook: reset task state (commands, history) of env_ids after the robot was reset."""
+
+    def mirror_maps(self) -> MirrorMaps:
+        """The left-right mirror of observations and actions, for algorithm.symmetry (rl/symmetry.py)."""
+        raise ValueError(f"task {type(self).__name__} has no left-right mirror of its observations; "
+                         "algorithm.symmetry needs one (set its use_data_augmentation and use_mirror_loss to false)")
 
     # ---- the episode loop
     def _build_reward_terms(self) -> dict[str, tuple[RewardFn, float]]:

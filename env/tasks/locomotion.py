@@ -11,8 +11,10 @@ from env.tasks import register_task
 from env.tasks.base import Task
 from env.tasks.curriculum import CommandCurriculum
 from env.tasks.gait import GaitSchedule
+from env.tasks.observation_mirror import task_mirror_maps
 from env.tasks.rewards import REWARDS
 from env.utils.math import sample_uniform, wrap_to_pi, yaw_from_quat
+from env.utils.mirror import MirrorMaps
 from utils.yaml import Cfg
 
 # Policy observation frame, in order: name -> size given the number of joints.
@@ -22,6 +24,15 @@ def policy_obs_layout(num_dof: int, gait_phase: bool = False, scan_points: int =
               ("dof_pos", num_dof), ("dof_vel", num_dof), ("actions", num_dof)]
     if gait_phase:
         layout.append(("gait_clock", GaitSchedule.obs_size))
+    if scan_points:
+        layout.append(("height_scan", scan_points))
+    return layout
+
+
+# Critic observation, in order: the policy's newest frame (without noise), then privileged state.
+def critic_obs_layout(frame: list[tuple[str, int]], num_feet: int, num_privileged: int,
+                      scan_points: int = 0) -> list[tuple[str, int]]:
+    layout = frame + [("base_lin_vel", 3), ("base_height", 1), ("foot_forces", num_feet), ("privileged", num_privileged)]
     if scan_points:
         layout.append(("height_scan", scan_points))
     return layout
@@ -48,7 +59,9 @@ class LocomotionTask(Task):
         self.frame_size = sum(size for _, size in self.obs_layout)
         self.num_obs = self.frame_size * self.history_length
         self.critic_scan = 0 if self.policy_scan else scan  # a perceptive policy's frame, which the critic sees, has it
-        self.num_critic_obs = self.frame_size + 3 + 1 + env.num_feet + env.domain_rand.num_privileged + self.critic_scan
+        self.critic_obs_layout = critic_obs_layout(self.obs_layout, env.num_feet, env.domain_rand.num_privileged,
+                                                   self.critic_scan)
+        self.num_critic_obs = sum(size for _, size in self.critic_obs_layout)
         self.commanded_distance = torch.zeros(n, device=dev)  # m asked for so far this episode (terrain curriculum)
         self.obs_history = torch.zeros(n, self.history_length, self.frame_size, device=dev)
         scales = cfg.normalization.obs_scales
@@ -58,6 +71,11 @@ class LocomotionTask(Task):
 
     def available_rewards(self):
         return REWARDS
+
+    def mirror_maps(self) -> MirrorMaps:
+        """The left-right mirror of the observations and actions (algorithm.symmetry); ValueError naming a term
+        or joint that cannot be mirrored."""
+        return task_mirror_maps(self)
 
     # ---------------------------------------------------------------- commands
     def hold_commands(self, commands: torch.Tensor | None) -> None:
@@ -163,7 +181,7 @@ class LocomotionTask(Task):
         noisy = frame + (2 * torch.rand_like(frame) - 1) * self.noise_vec
         self.obs_history = torch.cat([self.obs_history[:, 1:], noisy.unsqueeze(1)], dim=1)
         obs = self.obs_history.flatten(1)
-        critic_obs = torch.cat([
+        critic_obs = torch.cat([  # in critic_obs_layout's order
             frame,
             env.base_lin_vel * s.lin_vel,
             env.base_height.unsqueeze(1) * s.height,

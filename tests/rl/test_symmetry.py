@@ -18,6 +18,7 @@ from rl.symmetry import Symmetry, make_symmetry
 
 ACTIONS = SignedPermutation([1, 0, 2], [1.0, 1.0, -1.0])  # the fake env's 3 actions: swap the first two, negate z
 ON = SimpleNamespace(use_data_augmentation=True, use_mirror_loss=True, mirror_loss_coef=0.5)
+LOSS_ONLY = SimpleNamespace(use_data_augmentation=False, use_mirror_loss=True, mirror_loss_coef=0.5)
 
 
 class MirroredFakeEnv(FakeEnv):
@@ -41,21 +42,22 @@ def batch(n: int = 6) -> MiniBatch:
 def test_augmentation_appends_mirror_images_and_repeats_what_the_original_earned():
     b = batch()
     out = Symmetry(fake_maps(), ON).augment(b)
-    assert torch.equal(out.obs[:6], b.obs) and torch.equal(out.obs[6:], b.obs[:, [1, 0, 2]] * torch.tensor([1, 1, -1.0]))
-    assert torch.equal(out.critic_obs[6:, 3], b.critic_obs[:, 3]) and torch.equal(out.critic_obs[6:, 0], b.critic_obs[:, 1])
+    assert torch.equal(out.obs[:6], b.obs)
+    assert torch.equal(out.obs[6:], b.obs[:, [1, 0, 2]] * torch.tensor([1, 1, -1.0]))
+    assert torch.equal(out.critic_obs[6:, 3], b.critic_obs[:, 3])  # the time fraction stays
+    assert torch.equal(out.critic_obs[6:, 0], b.critic_obs[:, 1])
     assert torch.equal(out.actions[6:], ACTIONS.apply(b.actions))
     for name in ("values", "advantages", "returns", "log_probs"):
         assert torch.equal(getattr(out, name), getattr(b, name).repeat(2)), name
     assert out.mu is b.mu and out.sigma is b.sigma  # the KL is measured on the rollout's own samples
-    only_loss = SimpleNamespace(use_data_augmentation=False, use_mirror_loss=True, mirror_loss_coef=0.5)
-    assert Symmetry(fake_maps(), only_loss).augment(b) is b
+    assert Symmetry(fake_maps(), LOSS_ONLY).augment(b) is b
 
 
 def test_the_mirror_loss_compares_the_mirrored_mean_with_the_mean_of_the_mirror_and_trains_only_the_latter():
     actor = load_actor(make_cfg(hidden=(8,)).policy, 3, 3, "cpu")
     b = batch()
     augmented = Symmetry(fake_maps(), ON)
-    alone = Symmetry(fake_maps(), SimpleNamespace(use_data_augmentation=False, use_mirror_loss=True, mirror_loss_coef=0.5))
+    alone = Symmetry(fake_maps(), LOSS_ONLY)
     big = augmented.augment(b)
     mean = actor.act_inference(big.obs).detach().requires_grad_()
     loss = augmented.mirror_loss(actor, big, mean)
@@ -74,7 +76,9 @@ def test_a_mirror_equivariant_actor_has_no_mirror_loss():
         actor.mean_net = torch.nn.Linear(3, 3, bias=False)
         actor.mean_net.weight.copy_(torch.tensor([[1.0, 2.0, 0.0], [2.0, 1.0, 0.0], [0.0, 0.0, 3.0]]))
     b = batch()
-    assert float(Symmetry(fake_maps(), ON).mirror_loss(actor, b, actor.act_inference(b.obs))) == pytest.approx(0.0, abs=1e-10)
+    with torch.no_grad():
+        loss = Symmetry(fake_maps(), ON).mirror_loss(actor, b, actor.act_inference(b.obs))
+    assert float(loss) == pytest.approx(0.0, abs=1e-10)
 
 
 def test_symmetric_statistics_are_those_of_the_data_and_its_mirror_image_and_commute_with_the_mirror():

@@ -1,0 +1,94 @@
+"""Left-right mirror augmentation and mirror loss for PPO (``algorithm.symmetry``), as rsl_rl's symmetry extension.
+
+A legged robot's task is symmetric: the mirror image of a state, acted on with the mirror image of an
+action, is as good a sample as the original. The env says what the mirror does to its observations and
+actions (``env.mirror_maps()``, env/tasks/observation_mirror.py); this module uses it two ways:
+
+- data augmentation (``use_data_augmentation``): each minibatch gets its mirror images appended. The
+  mirrored sample keeps its original's value target: values, advantages and returns are repeated. Its
+  old log-probability is repeated too: the mirror is a signed permutation (volume-preserving), so the
+  rollout produced the mirrored action at the mirrored state with the probability it produced the
+  original, which is the behaviour probability PPO's ratio needs (rsl_rl does the same). The KL of the
+  adaptive learning rate is measured on the original half only, the rollout's own samples;
+- mirror loss (``use_mirror_loss``): ``mirror_loss_coef * MSE(actor(mirror(obs)), mirror(actor(obs)))``
+  on the action means, the second term detached as the target (rsl_rl's ``mirror_loss_coeff``). It is
+  logged as ``mirror`` whenever symmetry is on, also when it is not trained on.
+
+PPO sees normalised observations. Mirroring commutes with normalisation only if the normaliser's statistics
+are mirror symmetric, so the runner makes them so after each update (`symmetrize_normalizer`): the
+statistics of the data and its mirror image, which is what an augmented run sees. Nothing here depends on
+the number of processes: every minibatch is augmented where it is, under torchrun too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from rl.normalizer import EmpiricalNormalizer
+from rl.storage import MiniBatch
+
+
+class Symmetry:
+    """Mirror augmentation of PPO minibatches and the mirror loss, from an env's `MirrorMaps`."""
+
+    def __init__(self, maps: Any, cfg: Any, device: str | torch.device = "cpu") -> None:
+        self.maps = maps.to(device)
+        self.augment_data = bool(cfg.use_data_augmentation)
+        self.train_mirror_loss = bool(cfg.use_mirror_loss)
+        self.mirror_loss_coef = float(cfg.mirror_loss_coef) if self.train_mirror_loss else 0.0
+
+    def augment(self, batch: MiniBatch) -> MiniBatch:
+        """The batch with its mirror images appended (B -> 2B samples); mu and sigma stay the originals' (B)."""
+        if not self.augment_data:
+            return batch
+        m = self.maps
+        return batch._replace(
+            obs=torch.cat([batch.obs, m.obs.apply(batch.obs)]),
+            critic_obs=torch.cat([batch.critic_obs, m.critic_obs.apply(batch.critic_obs)]),
+            actions=torch.cat([batch.actions, m.actions.apply(batch.actions)]),
+            **{name: getattr(batch, name).repeat(2) for name in ("values", "advantages", "returns", "log_probs")})
+
+    def mirror_loss(self, actor: nn.Module, batch: MiniBatch, mean: torch.Tensor) -> torch.Tensor:
+        """MSE between the actor's mean at the mirrored observations and the mirrored mean at the originals.
+
+        `mean` is the actor's mean over `batch` (from `augment`: its second half is already the mirrored
+        observations' mean, so no second forward pass is needed).
+        """
+        n = len(batch.mu)
+        original = mean[:n]
+        mirrored = mean[n:] if len(mean) > n else actor.act_inference(self.maps.obs.apply(batch.obs))
+        return (mirrored.float() - self.maps.actions.apply(original.float()).detach()).square().mean()
+
+    @torch.no_grad()
+    def symmetrize_normalizer(self, normalizer: nn.Module, critic: bool = False) -> None:
+        """Make a normaliser's statistics those of its data and their mirror image, in place (idempotent).
+
+        Mixing x with mirror(x) = sign * x[index]: mean (m + sign * m[index]) / 2, variance the mean of the two
+        variances plus the spread of the two means.
+        """
+        if not isinstance(normalizer, EmpiricalNormalizer) or not normalizer.training:
+            return
+        mirror = self.maps.critic_obs if critic else self.maps.obs
+        mean, var = normalizer.mean, normalizer.var
+        mirrored_mean = mirror.apply(mean)
+        new_var = 0.5 * (var + var.index_select(-1, mirror.index.to(var.device))) \
+            + 0.25 * (mean - mirrored_mean).square()
+        mean.copy_(0.5 * (mean + mirrored_mean))
+        var.copy_(new_var)
+
+
+def make_symmetry(cfg_algorithm: Any, env: Any, device: str | torch.device = "cpu") -> Symmetry | None:
+    """The `Symmetry` that ``algorithm.symmetry`` asks for, None when it is off (or absent from an older config).
+
+    An env that cannot be mirrored (a term or joint without a mirror rule) raises ValueError, one line.
+    """
+    cfg = getattr(cfg_algorithm, "symmetry", None)
+    if cfg is None or not (cfg.use_data_augmentation or cfg.use_mirror_loss):
+        return None
+    if not hasattr(env, "mirror_maps"):
+        raise ValueError("algorithm.symmetry is on but the env has no mirror_maps() (its task cannot be mirrored); "
+                         "set algorithm.symmetry.use_data_augmentation=false and use_mirror_loss=false")
+    return Symmetry(env.mirror_maps(), cfg, device)
