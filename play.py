@@ -27,8 +27,7 @@ import torch  # noqa: E402
 
 from config import ConfigError, apply_overrides, load_saved_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
-from env.terrain.curriculum import check_tile_choice  # noqa: E402
-from env.terrain.grid import column_types  # noqa: E402
+from env.terrain.curriculum import check_tile_flags  # noqa: E402
 from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
 from rl.evaluation import (eval_commands, evaluate, format_table, parse_policy_list, plot_tracking,  # noqa: E402
@@ -113,17 +112,6 @@ def build_env(cfg: Cfg, seed: int, args=None, spread: bool = False) -> GymEnvWra
     return env
 
 
-def check_tile_args(cfg: Cfg, args) -> None:
-    """--terrain/--level checked against the config's terrain before anything is built or printed."""
-    if args.terrain is None and args.level is None:
-        return
-    if cfg.terrain.mesh_type != "heightfield":
-        raise PlayError(f"--terrain/--level need a rough-terrain config (terrain.mesh_type heightfield); "
-                        f"'{getattr(cfg, 'name', '?')}' walks on a {cfg.terrain.mesh_type}")
-    types = column_types(dict(cfg.terrain.terrain_proportions), int(cfg.terrain.num_cols))
-    check_tile_choice(types, int(cfg.terrain.num_rows), args.terrain, args.level)
-
-
 def load_trained(ckpt: dict, path: Path, cfg: Cfg, env: GymEnvWrapper, device: str):
     try:
         policy = inference_policy_from_checkpoint(ckpt, cfg.policy, device, str(path))
@@ -149,7 +137,7 @@ class Session:
     def __init__(self, args):
         self.args = args
         self.exp, self.cfg = load_experiment(args)
-        check_tile_args(self.cfg, args)
+        check_tile_flags(self.cfg.terrain, args.terrain, args.level, getattr(self.cfg, "name", "?"))
         if self.exp.read_only and args.eval and not args.out:
             raise PlayError(f"{self.exp.dir} is a read-only policy folder; give --out DIR for eval.json")
         self.policies = parse_policy_list(args.policy)
@@ -244,6 +232,8 @@ def run_check_export(s: Session) -> None:
 
 
 def run_record(s: Session) -> None:
+    from env.sim.scene import load_mj_model
+    from env.terrain.window import TerrainWindow
     from utils.video import VideoRecorder
 
     a = s.args
@@ -265,8 +255,12 @@ def run_record(s: Session) -> None:
           + (f", commands {s.schedule}" if s.schedule else ", the task's own commands"), flush=True)
     obs, _ = env.reset()
     v = cfg.viewer
-    recorder = VideoRecorder(robot.model, a.video, fps=1.0 / dt, track_body=robot.base_body_id,
-                             distance=v.distance, elevation=v.elevation, azimuth=v.azimuth, quality=a.video_quality)
+    model, ground = robot.model, None
+    if robot.ground.grid is not None:  # draw only the terrain in view: all of it costs ~0.25 s a frame
+        ground = TerrainWindow(robot.ground.grid, lambda crop: load_mj_model(cfg, crop), v.azimuth, v.distance)
+        model = ground.model_near(robot.sim.qpos[ref, :2].tolist())
+    recorder = VideoRecorder(model, a.video, fps=1.0 / dt, track_body=robot.base_body_id, distance=v.distance,
+                             elevation=v.elevation, azimuth=v.azimuth, quality=a.video_quality, ground=ground)
     falls = 0
     try:
         with torch.inference_mode():
@@ -331,11 +325,20 @@ def run_eval(s: Session) -> None:
     }
     json_path = write_json(out_dir / "eval.json", round_floats(report))
     png = plot_tracking(results, out_dir / "eval_tracking.png")
+    terrain_png = None
     if tiles:
         first = "trained" if "trained" in tiles else next(iter(tiles))
-        plot_tiles(tiles[first], out_dir / "eval_terrain.png", f"{a.name} ({first}): {n} episodes over the tiles")
+        terrain_png = plot_tiles(tiles[first], out_dir / "eval_terrain.png",
+                                 f"{a.name} ({first}): {n} episodes over the tiles")
     note = f" and {png}" if png else " (no eval_tracking.png: pip install matplotlib)"
     print(f"{a.name}: wrote {json_path}{note}", flush=True)
+    if not s.exp.read_only:  # an experiment trained with runner.logger=wandb: the evaluation joins its W&B run
+        from rl.loggers.wandb_logger import add_evaluation
+
+        line = add_evaluation(s.exp.log_dir, s.cfg.runner, a.name, report["iteration"], summaries,
+                              [p for p in (png, terrain_png) if p is not None])
+        if line is not None:
+            print(line, flush=True)
 
 
 def run_watch(s: Session) -> None:

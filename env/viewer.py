@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 
 from env.utils.command_schedule import COMMAND_NAMES, RANGE_FIELDS, Command
+from utils.video import with_near_clip
 
 # GLFW key codes (glfw.KEY_*), spelled out so that this module imports without glfw.
 KEY_ENTER, KEY_BACKSPACE = 257, 259
@@ -121,7 +122,7 @@ class InteractiveViewer:
         self._mujoco = mujoco
         self.robot = robot
         self.ref_env = ref_env
-        self.model = robot.model
+        self.model = with_near_clip(robot.model)  # on rough terrain MuJoCo's default cuts the near ground away
         self.data = mujoco.MjData(self.model)
         copy_sim_state(robot.sim, ref_env, self.model, self.data)
         self._keys: list[int] = []

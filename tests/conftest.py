@@ -1,4 +1,6 @@
+import os
 import random
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -40,3 +42,14 @@ def pytest_sessionfinish(session, exitstatus):
     if after is not None and after != before:
         print(f"\nerror: a test wrote {ROOT_MUJOCO_LOG}; MuJoCo's log belongs in a temp or experiment folder")
         session.exitstatus = 1
+
+
+@pytest.fixture
+def headless_gl(monkeypatch):
+    """Offscreen rendering as on a headless Linux machine: no display, MUJOCO_GL=egl unless osmesa is chosen."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("headless EGL rendering is a Linux set-up")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    if os.environ.get("MUJOCO_GL", "") not in ("egl", "osmesa"):
+        monkeypatch.setenv("MUJOCO_GL", "egl")

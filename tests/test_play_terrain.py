@@ -8,6 +8,8 @@ import sys
 import uuid
 from pathlib import Path
 
+import mujoco
+import numpy as np
 import pytest
 import yaml
 
@@ -102,3 +104,43 @@ def test_video_shows_the_terrain(rough, tmp_path):
     assert proc.returncode == 0, proc.stderr
     frame = imageio.get_reader(str(out)).get_data(0)
     assert frame.std() > 10  # a rendered scene, not a blank frame
+
+
+def ground_under(model, data, xy) -> float:
+    """MuJoCo's ground height under world point xy in the model drawn (a ray straight down)."""
+    hit, top = np.zeros(1, np.int32), np.array([xy[0], xy[1], 10.0])
+    return 10.0 - mujoco.mj_ray(model, data, top, np.array([0.0, 0.0, -1.0]), None, 1, -1, hit)
+
+
+def test_video_camera_rises_over_the_stairs_to_keep_the_robot_in_sight(rough, tmp_path, monkeypatch, headless_gl):
+    """Set low and close on the top stairs_up level, looking at the robot from the steps (the tile's rows run
+    along x, so the camera 1.9 m towards -x stands on them), the configured camera would sit inside them;
+    the recording's camera looks down over them and sees the robot."""
+    pytest.importorskip("imageio.v2")
+    from utils import video
+
+    shots, render = [], video.FrameRenderer.render
+    distance, elevation = 1.9, np.radians(2.0)
+
+    def spy(self, qpos, qvel=None):
+        image = render(self, qpos, qvel)
+        lookat = np.array(self.data.subtree_com[self.camera.trackbodyid])
+        configured = lookat + distance * np.array([-np.cos(elevation), 0.0, np.sin(elevation)])  # azimuth 0: at -x
+        cams = self.renderer.scene.camera
+        eye = (np.array(cams[0].pos) + np.array(cams[1].pos)) / 2
+        hit = np.zeros(1, np.int32)
+        mujoco.mj_ray(self.model, self.data, eye, lookat - eye, None, 1, -1, hit)
+        first_body = self.model.geom_bodyid[hit[0]] if hit[0] >= 0 else -1
+        shots.append((configured[2] - ground_under(self.model, self.data, configured),
+                      eye[2] - ground_under(self.model, self.data, eye), first_body))
+        return image
+
+    monkeypatch.setattr(video.FrameRenderer, "render", spy)
+    assert play.main(["--name", rough, "--video", str(tmp_path / "low.mp4"), "--steps", "3", "--terrain", "stairs_up",
+                      "--level", "2", "--set", "viewer.azimuth=0", "--set", "viewer.elevation=-2",
+                      "--set", f"viewer.distance={distance}"]) == 0
+    assert len(shots) == 3
+    for configured, clear, first_hit in shots:
+        assert configured < 0  # the configured camera: under the ground
+        assert clear > video.MIN_CLEARANCE - 0.03  # the recording's: above it
+        assert first_hit > 0  # and the first thing on its line of sight to the robot is the robot (body 0: the ground)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import torch
 
-from env.terrain.grid import TerrainGrid
+from env.terrain.grid import TerrainGrid, column_types
 from utils.yaml import Cfg
 
 
@@ -104,6 +104,17 @@ def env_columns(num_envs: int, num_cols: int) -> torch.Tensor:
 def mean_by_type(types: list[str], levels: list[int]) -> dict[str, float]:
     """Mean level per terrain type, given each env's type and level."""
     return {t: sum(lv for k, lv in zip(types, levels) if k == t) / types.count(t) for t in dict.fromkeys(types)}
+
+
+def check_tile_flags(terrain: Cfg, terrain_type: str | None, level: int | None, config_name: str) -> None:
+    """play.py's --terrain/--level checked against a config's terrain, before anything is built or printed."""
+    if terrain_type is None and level is None:
+        return
+    if terrain.mesh_type != "heightfield":
+        raise ValueError(f"--terrain/--level need a rough-terrain config (terrain.mesh_type heightfield); "
+                         f"'{config_name}' walks on a {terrain.mesh_type}")
+    types = column_types(dict(terrain.terrain_proportions), int(terrain.num_cols))
+    check_tile_choice(types, int(terrain.num_rows), terrain_type, level)
 
 
 def check_tile_choice(column_types: list[str], num_rows: int, terrain_type: str | None, level: int | None) -> None:
