@@ -99,6 +99,11 @@ class EmpiricalNormalizer(nn.Module):
         self.count.copy_(total)
 
 
+def normalizer_state(normalizer: nn.Module) -> dict[str, torch.Tensor] | None:
+    """What a checkpoint keeps of an observation normaliser: its statistics, or None for no normalisation."""
+    return normalizer.state_dict() if isinstance(normalizer, EmpiricalNormalizer) else None
+
+
 def _pooled(n: torch.Tensor, mean: torch.Tensor, var: torch.Tensor, reduce: Callable[[torch.Tensor], torch.Tensor]
             ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Count, mean and population variance of the union of every process's batch (two sums)."""

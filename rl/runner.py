@@ -43,13 +43,13 @@ from rl.episode_stats import EpisodeStats
 from rl.faults import KINDS, RolloutFaults, describe
 from rl.inference import InferencePolicy
 from rl.loggers import make_loggers
-from rl.normalizer import EmpiricalNormalizer
+from rl.normalizer import EmpiricalNormalizer, normalizer_state
 from rl.seed import get_rng_state, set_rng_state
 from rl.precision import Precision, resolve_precision
 from rl.stop_signal import GracefulStop
 from rl.symmetry import make_symmetry
 from rl.train_log import TB_TAGS, TrainLog
-from utils.checkpoint import read_checkpoint
+from utils.checkpoint import check_sizes, read_checkpoint
 from utils.files import atomic_torch_save
 from utils.progress import Progress
 
@@ -345,8 +345,8 @@ class OnPolicyRunner:
             path = self.model_dir / "policy.pt"
         ckpt = {
             **self.alg.state_dict(),  # actor, critic, optimizer, learning_rate
-            "obs_normalizer": self._normalizer_state(self.obs_normalizer),
-            "critic_obs_normalizer": self._normalizer_state(self.critic_obs_normalizer),
+            "obs_normalizer": normalizer_state(self.obs_normalizer),
+            "critic_obs_normalizer": normalizer_state(self.critic_obs_normalizer),
             "normalizer_args": self.obs_normalizer.init_args if self.normalize_observations else {},
             "iteration": self.current_iteration,
             "total_env_steps": self.total_env_steps,
@@ -371,7 +371,7 @@ class OnPolicyRunner:
     def load_state(self, ckpt: dict[str, Any], source: str | os.PathLike = "checkpoint",
                    load_optimizer: bool = True) -> dict[str, Any]:
         """Restore networks, normalisers, (optimizer), counters and RNG states from a loaded checkpoint."""
-        self._check_sizes(ckpt)
+        check_sizes(ckpt, num_obs=self.num_obs, num_actions=self.num_actions, num_critic_obs=self.num_critic_obs)
         self.alg.load_state_dict(ckpt, load_optimizer=load_optimizer)
         if self.normalize_observations:
             if not ckpt.get("obs_normalizer"):
@@ -397,17 +397,4 @@ class OnPolicyRunner:
         self._last_saved_iteration = self.current_iteration
         return ckpt
 
-    def _check_sizes(self, ckpt: dict[str, Any]) -> None:
-        keys = ["num_obs", "num_actions"]
-        if ckpt.get("num_critic_obs", self.num_critic_obs) != self.num_critic_obs:
-            keys.append("num_critic_obs")
-        theirs = {k: ckpt.get(k) for k in keys}
-        ours = {k: getattr(self, k) for k in keys}
-        if theirs != ours:
-            fmt = lambda d: ", ".join(f"{k}={v}" for k, v in d.items())  # noqa: E731
-            raise ValueError(f"checkpoint has {fmt(theirs)} but the env has {fmt(ours)}")
-
-    @staticmethod
-    def _normalizer_state(normalizer: nn.Module) -> dict[str, torch.Tensor] | None:
-        return normalizer.state_dict() if isinstance(normalizer, EmpiricalNormalizer) else None
 

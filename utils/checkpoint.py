@@ -73,3 +73,19 @@ def read_checkpoint(path: str | os.PathLike, map_location: Any = "cpu", experime
         rel = snapshot.relative_to(experiment.model_dir).as_posix()
         raise CheckpointError(f"{err}; the newest loadable snapshot is model/{rel} (iteration {iteration}): "
                               f"use {flag_prefix}--checkpoint {rel}") from None
+
+
+def check_sizes(ckpt: dict[str, Any], *, num_obs: int, num_actions: int, num_critic_obs: int) -> None:
+    """`ValueError` naming both sides when the checkpoint's observation or action sizes differ from the env's.
+
+    The critic's size counts only where the checkpoint records it (older ones did not).
+    """
+    keys = ["num_obs", "num_actions"]
+    if ckpt.get("num_critic_obs", num_critic_obs) != num_critic_obs:
+        keys.append("num_critic_obs")
+    ours = {"num_obs": num_obs, "num_actions": num_actions, "num_critic_obs": num_critic_obs}
+    theirs = {k: ckpt.get(k) for k in keys}
+    if theirs != {k: ours[k] for k in keys}:
+        def fmt(d: dict[str, Any]) -> str:
+            return ", ".join(f"{k}={v}" for k, v in d.items())
+        raise ValueError(f"checkpoint has {fmt(theirs)} but the env has {fmt({k: ours[k] for k in keys})}")
