@@ -34,6 +34,7 @@ from utils.devices import DeviceError, check_device
 from utils.experiment import Experiment, ExperimentError, open_experiment
 from utils.files import atomic_write_text
 from utils.superseded import set_aside_newer
+from utils.warm_start import RECORD_NAME, WarmSource, read_source
 from utils.yaml import Cfg, ParamsProcess
 
 INPUT_ERRORS = (ConfigError, ExperimentError, CheckpointError, DeviceError, ValueError, FileNotFoundError)
@@ -58,6 +59,7 @@ def resolve_config(args, source: Experiment | None) -> Cfg:
 def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
     """Check everything and build env and runner; only then prepare the experiment folder (rank 0)."""
     experiment = Experiment(args.name)
+    warm = warm_source(args, experiment)  # --init_from: read now, loaded once the networks exist
     source = open_experiment(args.resume) if args.resume is not None else None  # a name or a policy folder
     if args.checkpoint is not None and source is None:
         raise ExperimentError(f"--checkpoint {args.checkpoint} needs --resume NAME (the experiment it belongs to)")
@@ -86,6 +88,10 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
         runner.load_state(ckpt, ckpt_path)
         if sync.distributed:  # the checkpoint holds one RNG state; ranks must not draw the same episodes
             set_seed(cfg.runner.seed + sync.rank + 1_000_003 * runner.current_iteration)
+    if warm is not None:  # every rank loads the same file; a misfit actor is one line, before anything is written
+        normalizers = (runner.obs_normalizer, runner.critic_obs_normalizer) if runner.normalize_observations else \
+            (None, None)
+        warm.load_into(runner.alg.actor, runner.alg.critic, *normalizers, activation=cfg.policy.activation)
 
     send_mujoco_log_to(experiment.log_dir if main else None)  # not MUJOCO_LOG.TXT in the current directory
     if main:
@@ -93,7 +99,24 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
             print(f"note: experiment '{source.name}' has no checkpoint yet (it stopped before its first save): "
                   "starting from iteration 0 with its model/cfg.yaml", file=sys.stderr)
         prepare_folder(experiment, in_place, args.overwrite, ckpt_path, runner.current_iteration)
+        if warm is not None:
+            print(warm.line())
+            note = warm.config_note(getattr(cfg, "name", None))
+            if note:
+                print(note, file=sys.stderr)
+            atomic_write_text(experiment.model_dir / RECORD_NAME, warm.record())  # where the first weights came from
     return experiment, cfg, runner
+
+
+def warm_source(args, experiment: Experiment) -> WarmSource | None:
+    """The --init_from source, read (before anything is built); None without --init_from."""
+    if args.init_from is None:
+        return None
+    if args.resume is not None:
+        raise ExperimentError(f"--init_from and --resume do not go together: --resume {args.resume} continues a run "
+                              f"(its counters, optimizer and config), --init_from {args.init_from} starts a new run "
+                              "from another policy's weights; drop one")
+    return read_source(args.init_from, experiment)
 
 
 def prepare_folder(experiment: Experiment, in_place: bool, overwrite: bool, resumed: Path | None = None,

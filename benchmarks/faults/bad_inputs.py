@@ -135,6 +135,16 @@ CASES: list[Case] = [
     Case("non-finite dt", "train", TINY + ["--name", "dt", "--set", "sim.dt=.nan"], ["sim.dt"]),
     Case("more minibatches than samples", "train", TINY + ["--name", "mb", "--set", "algorithm.num_mini_batches=99"],
          ["num_mini_batches = 99", "at most 16"]),
+    # Warm starts (train.py --init_from)
+    Case("--init_from an actor of another size", "train",
+         TINY + ["--config", "go2", "--name", "warm", "--init_from", TRAINED],
+         ["--init_from good: its actor (126 -> 10, 256-128-64) does not fit this run's actor (45 -> 12, 256-128-64)"]),
+    Case("--init_from with --resume", "train", TINY + ["--name", "warm", "--init_from", TRAINED, "--resume", TRAINED],
+         ["--init_from and --resume do not go together"]),
+    Case("--init_from a missing experiment", "train", TINY + ["--name", "warm", "--init_from", "ghost"],
+         ["--init_from ghost: no experiment 'ghost'"]),
+    Case("--init_from a truncated policy.pt", "train", TINY + ["--name", "warm", "--init_from", "trunc"],
+         ["--init_from trunc: cannot read checkpoint", "truncated or corrupted"], _copy("trunc", _truncate)),
 ]
 
 

@@ -35,6 +35,12 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="with --resume: the checkpoint to resume from, relative to experiments/<resume>/model/, "
                              "e.g. all/policy_50.pt (default policy.pt); resuming in place, the newer policy.pt and "
                              "snapshots are moved to model/superseded_<iteration>/ first")
+    parser.add_argument("--init_from", default=None, metavar="NAME|DIR",
+                        help="start a new run (with --config) from another policy's weights: its actor, action std and "
+                             "observation normaliser (which must fit: same observation size, action count and "
+                             "actor_hidden_dims) and its critic where the shapes match; an experiment name or a "
+                             "policy folder path, e.g. benchmarks/results/go2/policy; counters, optimizer and "
+                             "learning rate start fresh (unlike --resume)")
     parser.add_argument("--num_envs", type=int, default=None, help="parallel robots (overrides env.num_envs)")
     parser.add_argument("--max_iterations", type=int, default=None,
                         help="PPO iterations to run now (overrides runner.max_iterations); a resumed run adds them")
