@@ -1,13 +1,14 @@
 """Run episodes of an exported policy on a MuJoCo model, the way the robot program runs it.
 
-One control step (control_dt = decimation * sim_dt), for every robot still standing:
+One control step (control_dt = substeps * sim_dt; sim_dt is the robot model's physics step,
+policy.yaml's or the check's own --sim-dt), for every robot still standing:
 
     1. command   = the episode's schedule at time t
     2. obs       = observation.py's frame of the current state (+ history), gait phase as of now
     3. action    = policy(obs); a = clip(action, -clip_actions, clip_actions)
     4. target    = clamp(default_joint_pos + action_scale * a, joint_pos_limits)
     5. ctrl      = the target of `latency` control steps ago (the spawn pose before that)
-    6. gait phase advances by f * control_dt; `decimation` mj_steps run MuJoCo's PD on ctrl
+    6. gait phase advances by f * control_dt; `substeps` mj_steps run MuJoCo's PD on ctrl
     7. previous action for the next observation = a
     8. pushes: once in every push_interval s of episode time, at a random moment of it, the
        base's world-frame horizontal velocity changes by a kick drawn uniformly in +-push_vel
@@ -35,7 +36,7 @@ import numpy as np
 from deploy.commands import Schedule, random_schedule
 from deploy.metrics import Metrics
 from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
-from deploy.policy_io import OnnxPolicy, PolicySpec
+from deploy.policy_io import OnnxPolicy, PolicySpec, joint_targets
 from deploy.robot_model import RobotModel, default_pose_qpos
 
 
@@ -55,6 +56,7 @@ class RunOptions:
     latency: int = 0  # control steps by which actions are applied late
     settle_s: float = 1.0  # s after a command change or a push excluded from steady-state figures
     gait_frequency: float | None = None  # Hz; None: the middle of policy.yaml's gait.frequency_range
+    sim_dt: float | None = None  # s, physics step of the check; None: policy.yaml's (workers build the robot with it)
 
     @property
     def num_pushes(self) -> int:
@@ -92,6 +94,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
                  frame_sink: FrameSink | None = None) -> Metrics:
     """Run one episode per plan on `model` (the robot's model or a variant of it)."""
     num, nu, dt = len(plans), spec.num_actions, spec.control_dt
+    sim_dt = robot.sim_dt  # s; variant models are compiled from the robot's spec and keep its step
     steps = int(math.ceil(opts.duration / dt - 1e-9))
     fq, fv = robot.free_qpos, robot.free_qvel
     lo, hi = spec.joint_pos_limits[:, 0], spec.joint_pos_limits[:, 1]
@@ -139,8 +142,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
             cmd = commands_at(t)
             st, qpos, _ = state(cmd)
         obs = builder.observe(st)
-        action = np.clip(policy.act(obs).astype(np.float64), -spec.clip_actions, spec.clip_actions)
-        target = np.clip(spec.default_joint_pos + spec.action_scale * action, lo, hi)
+        action, target = joint_targets(spec, policy.act(obs))
         targets = np.concatenate([target[:, None], targets[:, :-1]], axis=1)
         applied = targets[:, opts.latency]
         gait.advance()
@@ -149,12 +151,12 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
         for i in np.flatnonzero(live):
             d = datas[i]
             d.ctrl[:] = applied[i]
-            expected = d.time + spec.decimation * spec.sim_dt
-            for _ in range(spec.decimation):
+            expected = d.time + robot.substeps * sim_dt
+            for _ in range(robot.substeps):
                 mujoco.mj_step(model, d)
                 # power of the step just taken: force and velocity both as of its start
-                energy[i] += float(np.abs(d.actuator_force * d.actuator_velocity).sum()) * spec.sim_dt
-            reset[i] = d.time < expected - 0.5 * spec.sim_dt  # MuJoCo reset a blown-up simulation (bad qacc)
+                energy[i] += float(np.abs(d.actuator_force * d.actuator_velocity).sum()) * sim_dt
+            reset[i] = d.time < expected - 0.5 * sim_dt  # MuJoCo reset a blown-up simulation (bad qacc)
         last_action = action
         t_after = (k + 1) * dt
         for i in np.flatnonzero(live):
@@ -164,9 +166,8 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
                 last_push[i] = t_after
         qpos = np.stack([d.qpos for d in datas])
         qvel = np.stack([d.qvel for d in datas])
-        fell = _fallen(qpos, qvel, fq, opts) | reset
-        quat = qpos[:, fq + 3:fq + 7]
-        lin = quat_rotate_inverse(_safe_quat(quat), np.nan_to_num(qvel[:, fv:fv + 3]))
+        fell = fallen(qpos, qvel, fq, opts.fall_tilt, opts.fall_height) | reset
+        lin = base_linear_velocity(qpos, qvel, fq, fv)
         xy = qpos[:, fq:fq + 2]
         steady = (t_after - seg_start >= opts.settle_s - 1e-9) & (t_after - last_push >= opts.settle_s - 1e-9)
         live = metrics.record(live, fell, cmd, lin[:, :2], qvel[:, fv + 5], steady,
@@ -184,15 +185,22 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     return metrics
 
 
-def _fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, opts: RunOptions) -> np.ndarray:
+def fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, fall_tilt: float, fall_height: float) -> np.ndarray:
+    """(B,) robots whose state is non-finite, whose base tilts beyond fall_tilt (rad) or sits below fall_height (m);
+    qpos/qvel (B, ...) with the free joint at qpos address fq."""
     finite = np.isfinite(qpos).all(axis=1) & np.isfinite(qvel).all(axis=1)
     quat = _safe_quat(qpos[:, fq + 3:fq + 7])
     down = np.zeros((len(quat), 3))
     down[:, 2] = -1.0
     gz = quat_rotate_inverse(quat, down)[:, 2]  # -cos(tilt)
-    tilted = gz > -math.cos(opts.fall_tilt)
-    low = np.nan_to_num(qpos[:, fq + 2], nan=-np.inf) < opts.fall_height
+    tilted = gz > -math.cos(fall_tilt)
+    low = np.nan_to_num(qpos[:, fq + 2], nan=-np.inf) < fall_height
     return ~finite | tilted | low
+
+
+def base_linear_velocity(qpos: np.ndarray, qvel: np.ndarray, fq: int, fv: int) -> np.ndarray:
+    """(B, 3) m/s, the base's linear velocity in the base frame (free joint at qpos address fq, qvel address fv)."""
+    return quat_rotate_inverse(_safe_quat(qpos[:, fq + 3:fq + 7]), np.nan_to_num(qvel[:, fv:fv + 3]))
 
 
 def _safe_quat(quat: np.ndarray) -> np.ndarray:

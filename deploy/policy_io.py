@@ -236,6 +236,14 @@ class OnnxPolicy:
         return self.session.run(None, {self.input_name: np.ascontiguousarray(obs, dtype=np.float32)})[0]
 
 
+def joint_targets(spec: PolicySpec, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Network outputs (B, nu) -> (actions clipped to +-clip_actions, joint targets clamped to the limits), float64."""
+    action = np.clip(np.asarray(actions, dtype=np.float64), -spec.clip_actions, spec.clip_actions)
+    target = np.clip(spec.default_joint_pos + spec.action_scale * action, spec.joint_pos_limits[:, 0],
+                     spec.joint_pos_limits[:, 1])
+    return action, target
+
+
 def load_policy(path: str | Path) -> tuple[PolicySpec, OnnxPolicy]:
     folder = resolve_export_dir(path)
     spec = read_policy_yaml(folder)

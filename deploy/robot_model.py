@@ -8,9 +8,11 @@ is added, in joint_names order, so that MuJoCo runs the PD loop of policy.yaml:
 
 which is how the training env drives its robot (position actuators, so the kd term is
 integrated implicitly by the implicit/implicitfast integrators). The timestep is
-policy.yaml's sim_dt; every other option (integrator, solver, cone, iterations) is the
-file's. Keyframes are dropped (they hold the old actuators' ctrl) after reading the spawn
-height from one; sensors that read the removed actuators are dropped too.
+policy.yaml's sim_dt, or the check's own physics step (`physics_step`: any step that
+divides the control period, so that "reality" can run finer than training did; the
+policy's control period stays policy.yaml's); every other option (integrator, solver,
+cone, iterations) is the file's. Keyframes are dropped (they hold the old actuators' ctrl)
+after reading the spawn height from one; sensors that read the removed actuators are dropped too.
 
 The robot must have exactly one free joint (its base body). A file without a floor (a
 plane in the world body), such as a robot-only MJCF, gets one: friction 1, colliding with
@@ -19,6 +21,7 @@ every robot geom that collides with anything.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +33,7 @@ from deploy.policy_io import DeployError, PolicySpec
 
 SPAWN_CLEARANCE = 0.0015  # m, gap under the lowest geom when the spawn height is computed
 FOOT_NAME = re.compile(r"foot|sole|toe", re.IGNORECASE)
+SIM_DT_TOLERANCE = 1e-6  # relative: n * sim_dt must equal control_dt this closely
 FOOT_TOLERANCE = 0.01  # m, geoms this close to the lowest point at the default pose count as feet (no foot names)
 _ACTUATOR_SENSORS = {mujoco.mjtSensor.mjSENS_ACTUATORPOS, mujoco.mjtSensor.mjSENS_ACTUATORVEL,
                      mujoco.mjtSensor.mjSENS_ACTUATORFRC}
@@ -53,6 +57,8 @@ class RobotModel:
     foot_geoms: list[int]
     keyframe_height: float | None  # m, base z of the file's keyframe ("home" or the first), if any
     computed_height: float  # m, base z with the lowest geom SPAWN_CLEARANCE above z=0 at the default pose
+    sim_dt: float  # s, the physics step of the check (model.opt.timestep)
+    substeps: int  # physics steps per control period: control_dt = substeps * sim_dt
 
     @property
     def spawn_height(self) -> float:
@@ -79,8 +85,28 @@ def _compile(spec: mujoco.MjSpec, path: Path) -> mujoco.MjModel:
         raise DeployError(f"cannot compile {path}: {' '.join(str(err).split())[:200]}") from None
 
 
-def reactuate(spec: mujoco.MjSpec, policy: PolicySpec) -> None:
-    """Replace the spec's actuators with policy.yaml's PD, one position actuator per exported joint."""
+def physics_step(policy: PolicySpec, sim_dt: float | None = None) -> tuple[float, int]:
+    """The check's physics step (s) and physics steps per control period; None: policy.yaml's sim_dt.
+
+    A step that does not divide policy.yaml's control_dt (to SIM_DT_TOLERANCE) is refused:
+    the policy's control period is what it was trained with, whatever the physics step.
+    """
+    if sim_dt is None:
+        return policy.sim_dt, policy.decimation
+    control = policy.control_dt
+    if not (math.isfinite(sim_dt) and sim_dt > 0):
+        raise DeployError(f"--sim-dt must be a positive number of seconds, got {sim_dt:g}")
+    n = round(control / sim_dt)
+    if n < 1 or abs(n * sim_dt - control) > SIM_DT_TOLERANCE * control:
+        fits = [control / k for k in range(1, 101) if abs(round(control / k, 5) - control / k) < 1e-12][:8]
+        raise DeployError(f"--sim-dt {sim_dt:g} does not divide the policy's control period {control:g} s "
+                          f"(policy.yaml control_dt); use control_dt / n, e.g. {', '.join(f'{v:g}' for v in fits)}")
+    return float(sim_dt), int(n)
+
+
+def reactuate(spec: mujoco.MjSpec, policy: PolicySpec, sim_dt: float | None = None) -> None:
+    """Replace the spec's actuators with policy.yaml's PD, one position actuator per exported joint;
+    the timestep becomes `sim_dt` (default policy.yaml's)."""
     for act in list(spec.actuators):
         spec.delete(act)
     for sensor in list(spec.sensors):
@@ -103,7 +129,7 @@ def reactuate(spec: mujoco.MjSpec, policy: PolicySpec) -> None:
             act.forcerange = [-limit, limit]
         else:
             act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
-    spec.option.timestep = policy.sim_dt
+    spec.option.timestep = physics_step(policy, sim_dt)[0]
 
 
 def add_floor_if_missing(spec: mujoco.MjSpec) -> None:
@@ -155,8 +181,10 @@ def default_pose_qpos(model: mujoco.MjModel, qpos_idx: np.ndarray, free_qpos: in
     return qpos
 
 
-def build_robot(path: str | Path, policy: PolicySpec) -> RobotModel:
-    """Load the MJCF, check it against policy.yaml and re-actuate it."""
+def build_robot(path: str | Path, policy: PolicySpec, sim_dt: float | None = None) -> RobotModel:
+    """Load the MJCF, check it against policy.yaml and re-actuate it, with physics step `sim_dt`
+    (default policy.yaml's; see physics_step)."""
+    dt, substeps = physics_step(policy, sim_dt)  # a bad step is refused before the file is read
     path = Path(path)
     spec = load_spec(path)
     have = {j.name for j in spec.joints}
@@ -164,7 +192,7 @@ def build_robot(path: str | Path, policy: PolicySpec) -> RobotModel:
     if missing:
         raise DeployError(f"{path} lacks joint(s) {', '.join(missing)} named in policy.yaml's joint_names")
     key_qpos = _keyframe_qpos(spec)
-    reactuate(spec, policy)
+    reactuate(spec, policy, dt)
     add_floor_if_missing(spec)
     model = _compile(spec, path)
     jids = _check_joints(model, policy, path)
@@ -187,7 +215,7 @@ def build_robot(path: str | Path, policy: PolicySpec) -> RobotModel:
                       qvel_idx=model.jnt_dofadr[jids].astype(np.int64), free_qpos=free_qpos,
                       free_qvel=int(model.jnt_dofadr[free]), base_body=base, floor_geoms=floor,
                       robot_geoms=robot_geoms, foot_geoms=sorted(feet), keyframe_height=key_height,
-                      computed_height=computed)
+                      computed_height=computed, sim_dt=dt, substeps=substeps)
 
 
 def _in_subtree(model: mujoco.MjModel, body: int, root: int) -> bool:

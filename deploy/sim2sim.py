@@ -4,11 +4,15 @@
     python -m deploy.sim2sim --export DIR --model PATH --commands "0.5,0,0@5;0,0,1@5" --episodes 4
     python -m deploy.sim2sim --export DIR --model PATH --suite --out suite.json      # nominal + perturbations
     python -m deploy.sim2sim --export DIR                  # on DIR/scene.xml, the robot as trained
+    python -m deploy.sim2sim --export DIR --suite --sim-dt 0.002   # "reality" at a finer physics step
 
 Reads only DIR/policy.yaml and DIR/policy.onnx (or DIR/export/...); imports onnxruntime,
 numpy, mujoco and yaml, never torch or the training code. --model is any MJCF of the same
 robot (the project's own: assets/<robot>/<robot>.xml; a floor is added to a file without
-one); without it, the export's scene.xml. Bad input prints one line `error: ...` and exits
+one); without it, the export's scene.xml. --sim-dt sets the physics step of the check (default:
+the one the policy trained with); the policy still acts every control_dt of policy.yaml, with
+control_dt / sim-dt physics steps in between, so a step that does not divide control_dt is
+refused. Bad input prints one line `error: ...` and exits
 with status 2 before anything is written.
 """
 
@@ -79,6 +83,8 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
                    "holding export/ (an experiment or benchmarks/results/<robot>/policy)")
     p.add_argument("--model", default=None, metavar="MJCF", help="MJCF of the robot (a floor is added if it has "
                    "none); default: the export's scene.xml, the robot as trained")
+    p.add_argument("--sim-dt", type=_positive, default=None, metavar="SECONDS", help="physics step of the check; "
+                   "must divide policy.yaml's control_dt (default: policy.yaml's sim_dt, the training step)")
     p.add_argument("--episodes", type=_count, default=24, help="episodes per model (default 24)")
     p.add_argument("--duration", type=_positive, default=20.0, help="s per episode (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seeds headings, random commands and pushes (default 0)")
@@ -149,7 +155,7 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
         schedule=schedule, resample_s=args.resample, push=args.push or args.suite,
         push_vel=args.push_vel if args.push_vel is not None else defaults.push_vel,
         push_interval=args.push_interval if args.push_interval is not None else defaults.push_interval,
-        latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency)
+        latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency, sim_dt=robot.sim_dt)
     return opts, notes
 
 
@@ -176,7 +182,7 @@ def _worker(job: tuple) -> tuple[str, dict[str, Any]]:
     """One variant in a worker process, which reads the export and the model itself."""
     export, model_path, name, opts = job
     spec, policy = load_policy(export)
-    return name, run_variant(spec, policy, build_robot(model_path, spec), VARIANTS[name], opts)
+    return name, run_variant(spec, policy, build_robot(model_path, spec, opts.sim_dt), VARIANTS[name], opts)
 
 
 def default_model(export: str) -> str:
@@ -198,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         spec, policy = load_policy(args.export)
         check_terms(spec)
         args.model = args.model or default_model(args.export)
-        robot = build_robot(args.model, spec)
+        robot = build_robot(args.model, spec, args.sim_dt)
         opts, notes = build_options(args, spec, robot)
         variants = parse_variants(args.variants) if args.suite else [VARIANTS["nominal"]]
         for v in variants:  # compile every variant now: a failing one stops the run before it starts
@@ -218,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sim2sim {mode}: {spec.path} ('{spec.config}') on {robot.path}; {opts.episodes} episode(s) x "
           f"{opts.duration:g} s per model; commands {opts.schedule or f'random every {opts.resample_s:g} s'}"
           f"; pushes {f'{opts.push_vel:g} m/s every {opts.push_interval:g} s' if opts.push else 'off'}; "
-          f"latency {opts.latency}; spawn {opts.spawn_height:.3f} m; fall: tilt > {opts.fall_tilt:g} rad or "
+          f"latency {opts.latency}; physics {_physics(spec, robot)}; spawn {opts.spawn_height:.3f} m; "
+          f"fall: tilt > {opts.fall_tilt:g} rad or "
           f"height < {opts.fall_height:g} m; feet {', '.join(robot.geom_name(g) for g in robot.foot_geoms)}",
           flush=True)
     steps = int(math.ceil(opts.duration / spec.control_dt - 1e-9))
@@ -259,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         report = {
             "format": REPORT_FORMAT, "mode": mode, "export": str(spec.path), "config": spec.config,
             "model": str(robot.path), "wall_s": wall,
+            "physics": {"sim_dt": robot.sim_dt, "substeps": robot.substeps, "control_dt": spec.control_dt,
+                        "training_sim_dt": spec.sim_dt, "training_decimation": spec.decimation},
             "options": {**{k: v for k, v in opts.__dict__.items() if k != "schedule"},
                         "commands": str(opts.schedule) if opts.schedule else None, "jobs": args.jobs},
             "foot_geoms": [robot.geom_name(g) for g in robot.foot_geoms],
@@ -270,6 +279,13 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(f"wrote {write_json(args.out, report)}", flush=True)
     return 0
+
+
+def _physics(spec: PolicySpec, robot: RobotModel) -> str:
+    text = f"{robot.sim_dt:g} s x {robot.substeps} per {spec.control_dt:g} s control step"
+    if robot.substeps != spec.decimation:
+        text += f" (trained at {spec.sim_dt:g} s x {spec.decimation})"
+    return text
 
 
 def _run_parallel(args: argparse.Namespace, loaded: tuple, variants: list[Variant], opts: RunOptions,

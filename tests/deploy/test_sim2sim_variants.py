@@ -6,8 +6,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from deploy.perturb import (HEAVY_BASE_FRACTION, LOW_FRICTION, SOFT_TIMECONST, VARIANTS, WEAK_MOTOR_FACTOR,
-                            parse_variants, variant_model)
+from deploy.perturb import (HEAVY_BASE_FRACTION, LOW_FRICTION, SOFT_TIMECONST, STIFF_TIMECONST, VARIANTS,
+                            WEAK_MOTOR_FACTOR, parse_variants, variant_model)
 from deploy.policy_io import DeployError, read_policy_yaml
 from deploy.robot_model import build_robot
 from tests.deploy.conftest import GO2_MODEL
@@ -93,7 +93,7 @@ def test_variant_values(robot):
     contact = robot.foot_geoms + robot.floor_geoms
     assert len(robot.foot_geoms) == 4
     m = variant_model(robot, VARIANTS["stiff_feet"])
-    np.testing.assert_allclose(m.geom_solref[contact, 0], 2 * nom.opt.timestep)  # MuJoCo's stable minimum
+    np.testing.assert_allclose(m.geom_solref[contact, 0], STIFF_TIMECONST)  # = 2 x dt 0.005, MuJoCo's minimum
     m = variant_model(robot, VARIANTS["soft_feet"])
     np.testing.assert_allclose(m.geom_solref[contact, 0], SOFT_TIMECONST)
     np.testing.assert_array_equal(m.geom_solref[:, 1], nom.geom_solref[:, 1])
