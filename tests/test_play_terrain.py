@@ -142,5 +142,5 @@ def test_video_camera_rises_over_the_stairs_to_keep_the_robot_in_sight(rough, tm
     assert len(shots) == 3
     for configured, clear, first_hit in shots:
         assert configured < 0  # the configured camera: under the ground
-        assert clear > video.MIN_CLEARANCE - 0.03  # the recording's: above it
+        assert clear > 0.02  # the recording's: above it (it aims for MIN_CLEARANCE from where the base was)
         assert first_hit > 0  # and the first thing on its line of sight to the robot is the robot (body 0: the ground)
