@@ -9,6 +9,15 @@ the same backend (`mujoco.batch.Batch.step`, or the warp backend's own step with
 the targets written on the device), env count and thread count, and the ratio
 (wrapper steps/s x decimation / raw physics steps/s): 1.0 means the Python side
 costs nothing. Both loops apply random joint targets of the same size.
+
+Resets are measured on their own too: the share of the wrapper run spent in
+them (robot and task `reset_idx`, as `Task.step` calls them), and what one
+reset of k envs (k: the mean of the run's reset calls, or `--reset_envs`)
+costs in step-equivalents, one raw physics policy step of all envs being the unit.
+On a CPU device the backend's step inside the wrapper is timed as well, against
+the raw one: not all of the gap is Python, the two loops do not simulate the same
+states (the env keeps resetting robots onto their feet, with more contacts than
+the raw loop's robots once they have fallen).
 """
 
 from __future__ import annotations
@@ -79,19 +88,70 @@ def time_raw_backend(cfg, num_envs: int, steps: int, action_std: float, device: 
     return num_envs * dec * steps / (time.perf_counter() - start)
 
 
-def time_wrapper(cfg, steps: int, action_std: float, device: str = "cpu") -> tuple[float, int]:
+def probe(obj, name: str, totals: dict[str, float], key: str, device: torch.device) -> None:
+    """Time every call of method `name` of `obj` (patched on this instance only) into totals[key]; count calls."""
+    inner = getattr(obj, name)
+
+    def timed(*args, **kwargs):
+        synchronize(device)
+        start = time.perf_counter()
+        out = inner(*args, **kwargs)
+        synchronize(device)
+        totals[key] += time.perf_counter() - start
+        totals[f"{key}_calls"] += 1
+        return out
+
+    setattr(obj, name, timed)
+
+
+def time_wrapper(cfg, steps: int, action_std: float, device: str = "cpu", reset_envs: int = 0) -> dict:
+    """Policy steps/s of the wrapper with random actions, where its time goes, and what one reset costs.
+
+    Returns steps_per_s, resets (envs reset in the timed run) and reset_calls, the shares of the run's
+    time spent in resets (robot and task `reset_idx`) and, on a CPU device, in the backend's step
+    (physics_s: its seconds per policy step; None where timing it would add GPU synchronisations),
+    reset_envs (k) and reset_s (seconds of one reset of k random envs, the mean of 20 calls).
+    """
+    dev = torch.device(device)
     env = make_env(cfg, device)
     env.reset()
+    totals = {"reset": 0.0, "reset_calls": 0, "physics": 0.0, "physics_calls": 0}
+    probe(env.robot, "reset_idx", totals, "reset", dev)  # Task.step resets the robot, then the task
+    probe(env.task, "reset_idx", totals, "reset", dev)
+    if dev.type == "cpu":
+        probe(env.robot.sim, "step", totals, "physics", dev)
     actions = action_std * torch.randn(steps, env.num_envs, env.num_actions, device=device)
     env.step(actions[0])  # warm-up
+    totals.update({key: 0 for key in totals})
     resets = torch.zeros((), dtype=torch.long, device=device)
-    synchronize(torch.device(device))
+    synchronize(dev)
     start = time.perf_counter()
     for i in range(steps):
         _, _, _, done, _, _ = env.step(actions[i])
         resets += done.sum()
-    synchronize(torch.device(device))
-    return env.num_envs * steps / (time.perf_counter() - start), int(resets)
+    synchronize(dev)
+    seconds = time.perf_counter() - start
+    calls = totals["reset_calls"] // 2
+    k = reset_envs or max(1, round(int(resets) / max(1, calls)))
+    return {"steps_per_s": env.num_envs * steps / seconds, "resets": int(resets), "reset_calls": calls,
+            "reset_share": totals["reset"] / seconds, "physics_share": totals["physics"] / seconds,
+            "physics_s": totals["physics"] / steps if dev.type == "cpu" else None,
+            "reset_envs": k, "reset_s": time_reset(env, k, dev)}
+
+
+def time_reset(env, k: int, device: torch.device, calls: int = 20) -> float:
+    """Seconds of one reset of k random envs (robot and task), the mean of `calls` resets."""
+    generator = torch.Generator().manual_seed(0)
+    ids = [torch.randperm(env.num_envs, generator=generator)[:k].sort().values.to(device) for _ in range(calls + 1)]
+    env.robot.reset_idx(ids[0])  # warm-up
+    env.task.reset_idx(ids[0])
+    synchronize(device)
+    start = time.perf_counter()
+    for env_ids in ids[1:]:
+        env.robot.reset_idx(env_ids)
+        env.task.reset_idx(env_ids)
+    synchronize(device)
+    return (time.perf_counter() - start) / calls
 
 
 def main() -> None:
@@ -103,25 +163,42 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="alternating repeats; the best of each is kept")
     parser.add_argument("--backend", default="mujoco", help="physics backend (mujoco, warp)")
     parser.add_argument("--device", default="cpu", help="torch device of the env (warp: cpu or cuda:N)")
+    parser.add_argument("--reset_envs", type=int, default=0,
+                        help="envs per timed reset (0: the mean of the run's reset calls)")
     args = parser.parse_args()
+    if not 0 <= args.reset_envs <= args.num_envs:
+        print(f"error: --reset_envs must be between 0 (the run's mean) and --num_envs ({args.num_envs}), "
+              f"got {args.reset_envs}", file=sys.stderr)
+        sys.exit(2)
 
     torch.manual_seed(0)
     cfg = load_config(args.config, [f"env.num_envs={args.num_envs}", f"sim.backend={args.backend}"])
     check_device(args.device, "--device")
     nthread = cfg.sim.nthread or available_cores()
-    raw, wrapped = 0.0, 0.0
+    raw, best = 0.0, None
     for _ in range(args.repeats):  # alternate so that machine noise hits both alike
         raw = max(raw, time_raw(cfg, args.num_envs, nthread, args.steps, args.action_std, args.device))
-        w, resets = time_wrapper(cfg, args.steps, args.action_std, args.device)
-        wrapped = max(wrapped, w)
-    dec = cfg.control.decimation
+        run = time_wrapper(cfg, args.steps, args.action_std, args.device, args.reset_envs)
+        best = run if best is None or run["steps_per_s"] > best["steps_per_s"] else best
+    wrapped, dec = best["steps_per_s"], cfg.control.decimation
     where = f"threads {nthread}" if args.backend == "mujoco" else f"device {args.device}"
     print(f"config {args.config}  backend {args.backend}  envs {args.num_envs}  {where}  dt {cfg.sim.dt}  decimation {dec}")
     raw_name = "raw Batch.step:" if args.backend == "mujoco" else f"raw {args.backend} step:"
     print(f"{raw_name:19s} {raw:12,.0f} physics steps/s")
-    print(f"wrapper step:       {wrapped:12,.0f} policy steps/s  ({wrapped * dec:,.0f} physics steps/s, {resets} resets in last run)")
+    print(f"wrapper step:       {wrapped:12,.0f} policy steps/s  ({wrapped * dec:,.0f} physics steps/s, "
+          f"{best['resets']} resets in {best['reset_calls']} calls in its run)")
     print(f"ratio (wrapper x decimation / raw): {wrapped * dec / raw:.2f}")
-
+    # unit: one policy step of all envs at the raw physics rate
+    step_s = args.num_envs * dec / raw
+    k, cost = best["reset_envs"], best["reset_s"] / step_s
+    print(f"resets: {best['reset_share']:.1%} of the wrapper run; one reset of {k} env{'s' if k > 1 else ''} = "
+          f"{cost:.3f} step-equivalents (a raw policy step of all {args.num_envs} envs), "
+          f"{cost * args.num_envs / k:.2f} single-env steps per env reset")
+    if best["physics_s"] is not None:
+        rest = 1 - best["physics_share"] - best["reset_share"]
+        inflation = best["physics_s"] / step_s
+        print(f"wrapper run: physics {best['physics_share']:.1%} (its step costs {inflation:.2f}x the raw one), "
+              f"resets {best['reset_share']:.1%}, the rest {rest:.1%}")
 
 if __name__ == "__main__":
     main()

@@ -21,7 +21,6 @@ import mujoco
 import torch
 
 from env.sim.base import PhysicsBackend
-from env.utils.math import sample_uniform
 from utils.yaml import Cfg
 
 
@@ -32,7 +31,7 @@ class Draw:
     key: str
     switch: str
     range_field: str
-    law: str = "uniform"  # "uniform", "log_uniform" (uniform in log: for scales over decades) or "int"
+    law: str = "uniform"  # "uniform", "log_uniform" (uniform in log: for scales over decades) or "int" (whole numbers)
     width: int = 1
 
 
@@ -54,6 +53,22 @@ DRAWS = [
 PRIVILEGED_KEYS = [d.key for d in DRAWS]
 
 
+@dataclass(frozen=True)
+class Column:
+    """Columns of the parameter table: one drawn quantity, its nominal value, and its range (None: not drawn)."""
+
+    key: str
+    width: int
+    nominal: float
+    law: str
+    bounds: list[float] | None
+
+    def bound(self, i: int) -> float:
+        """Lower (0) or upper (1) bound of the uniform draw: in log for a log-uniform quantity."""
+        x = float(self.bounds[i])
+        return math.log(x) if self.law == "log_uniform" else x
+
+
 def restitution_to_dampratio(e: torch.Tensor) -> torch.Tensor:
     """Damping ratio of MuJoCo's spring-damper contact that bounces back with restitution e.
 
@@ -65,14 +80,15 @@ def restitution_to_dampratio(e: torch.Tensor) -> torch.Tensor:
     return torch.where(e <= 1e-4, torch.ones_like(z), z)
 
 
-def sample(law: str, bounds: list[float], shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
-    lo, hi = float(bounds[0]), float(bounds[1])
-    if law == "log_uniform":
-        return torch.exp(sample_uniform(math.log(lo), math.log(hi), shape, device))
-    return sample_uniform(lo, hi, shape, device)
-
-
 class DomainRandomizer:
+    """Draws every randomised parameter of the envs being reset in one call and writes it into their model fields.
+
+    The drawn values live in one (N, num_privileged) table, laid out as the privileged
+    observation; `params[key]` are column views of it. A reset draws all switched-on
+    columns with one `torch.rand`, writes them with one indexed store, then writes each
+    randomised model field once for all reset envs and commits them in one backend call.
+    """
+
     def __init__(self, cfg: Cfg, sim: PhysicsBackend, model: mujoco.MjModel, base_body_id: int, device: torch.device):
         self.cfg = cfg.domain_rand
         self.sim = sim
@@ -96,15 +112,40 @@ class DomainRandomizer:
             "contact_timeconst": float(model.geom_solref[0, 0]), "contact_dmin": float(model.geom_solimp[0, 0]),
             "payload": 0.0, "com": 0.0,
         }
-        self.params = {d.key: torch.full((n, d.width), nominal_value.get(d.key, 1.0), device=device) for d in DRAWS}
-        self.params["link_mass_scale"] = torch.ones(n, self.num_links, device=device)
-        self.params["latency_steps"] = torch.zeros(n, 1, device=device)
-
         c = self.cfg
         on = lambda switch: bool(getattr(c, switch, False))  # noqa: E731  (older saved configs lack new switches)
         self.enabled = {d.key: on(d.switch) for d in DRAWS}
         self.randomize_link_mass = on("randomize_link_mass")
-        # Expand only the fields that are randomised: expanding costs memory per env.
+        columns = [Column(d.key, d.width, nominal_value.get(d.key, 1.0), d.law,
+                          getattr(c, d.range_field) if self.enabled[d.key] else None) for d in DRAWS]
+        columns.append(Column("link_mass_scale", self.num_links, 1.0, "uniform",
+                              c.link_mass_range if self.randomize_link_mass else None))
+        # latency: uniform over [0, max + 1), floored to whole steps 0..max
+        latency = int(c.max_action_latency)
+        columns.append(Column("latency_steps", 1, 0.0, "int", [0, latency + 1] if latency > 0 else None))
+        self._init_table(columns, n)
+        self.fields = self._expand_fields(sim)
+        # Masses and armature feed the constants MuJoCo derives at compile time (subtree masses, invweights).
+        self.needs_set_const = "body_mass" in self.fields or "dof_armature" in self.fields
+
+    def _init_table(self, columns: list[Column], n: int) -> None:
+        """The parameter table at nominal values, its column views, and what one draw needs: columns, bounds, laws."""
+        self.table = torch.cat([torch.full((n, c.width), float(c.nominal), device=self.device) for c in columns], dim=1)
+        starts = torch.tensor([0] + [c.width for c in columns]).cumsum(0).tolist()
+        self._columns = {c.key: slice(a, a + c.width) for c, a in zip(columns, starts)}
+        self.params = {key: self.table[:, cols] for key, cols in self._columns.items()}
+        drawn = [(a + k, c) for c, a in zip(columns, starts) if c.bounds is not None for k in range(c.width)]
+        dev = self.device
+        low, high = [torch.tensor([c.bound(i) for _, c in drawn], device=dev) for i in (0, 1)]
+        self._draw_cols = torch.tensor([col for col, _ in drawn], dtype=torch.long, device=dev)
+        self._draw_low, self._draw_span = low, high - low
+        self._draw_log = torch.tensor([c.law == "log_uniform" for _, c in drawn], device=dev)
+        self._draw_int = torch.tensor([c.law == "int" for _, c in drawn], device=dev)
+        self._draw_top = high - 1  # an "int" column's largest whole value
+
+    def _expand_fields(self, sim: PhysicsBackend) -> dict[str, torch.Tensor]:
+        """Per-env views of the model fields that are randomised; only those (expanding costs memory per env)."""
+        on = lambda switch: bool(getattr(self.cfg, switch, False))  # noqa: E731
         wanted = {
             "geom_friction": on("randomize_friction"),
             "geom_solref": on("randomize_restitution") or on("randomize_contact_softness"),
@@ -116,17 +157,12 @@ class DomainRandomizer:
             "dof_armature": on("randomize_armature"),
         }
         companions = {"body_mass": ["body_inertia", "body_ipos"], "actuator_gainprm": ["actuator_biasprm", "actuator_forcerange"]}
-        self.fields: dict[str, torch.Tensor] = {}
-        for name, needed in wanted.items():
-            if needed:
-                for field in [name] + companions.get(name, []):
-                    self.fields[field] = sim.expand(field)
-        # Masses and armature feed the constants MuJoCo derives at compile time (subtree masses, invweights).
-        self.needs_set_const = "body_mass" in self.fields or "dof_armature" in self.fields
+        return {field: sim.expand(field) for name, needed in wanted.items() if needed
+                for field in [name] + companions.get(name, [])}
 
     @property
     def num_privileged(self) -> int:
-        return sum(d.width for d in DRAWS) + self.num_links + 1
+        return self.table.shape[1]
 
     def privileged_names(self) -> list[str]:
         """Names of the privileged observation's columns, in order."""
@@ -137,49 +173,46 @@ class DomainRandomizer:
 
     def privileged_obs(self) -> torch.Tensor:
         """(N, num_privileged) drawn parameters in `privileged_names` order."""
-        p = self.params
-        return torch.cat([p[d.key] for d in DRAWS] + [p["link_mass_scale"], p["latency_steps"]], dim=1)
+        return self.table.clone()
 
     def randomize(self, env_ids: torch.Tensor) -> None:
         """Draw new parameters for env_ids and write them into their simulations."""
-        c, n, dev, p = self.cfg, len(env_ids), self.device, self.params
-        for d in DRAWS:
-            if self.enabled[d.key]:
-                p[d.key][env_ids] = sample(d.law, getattr(c, d.range_field), (n, d.width), dev)
-        if self.randomize_link_mass:
-            p["link_mass_scale"][env_ids] = sample("uniform", c.link_mass_range, (n, self.num_links), dev)
-        if c.max_action_latency > 0:
-            p["latency_steps"][env_ids] = torch.randint(0, c.max_action_latency + 1, (n, 1), device=dev).float()
-        self._write(env_ids)
+        if len(self._draw_cols):
+            u = torch.rand(len(env_ids), len(self._draw_cols), device=self.device)
+            values = self._draw_low + self._draw_span * u
+            values = torch.where(self._draw_log, values.exp(), values)
+            values = torch.where(self._draw_int, torch.minimum(values.floor(), self._draw_top), values)
+            self.table[env_ids.to(self.device).unsqueeze(1), self._draw_cols] = values
+        self.apply(env_ids)
 
-    def _write(self, env_ids: torch.Tensor) -> None:
-        f, nom = self.fields, self.nominal
+    def apply(self, env_ids: torch.Tensor) -> None:
+        """Write the parameters in `params` of env_ids into their simulations' model fields, and commit them."""
+        f, nom, on = self.fields, self.nominal, self.enabled
         ids = env_ids.to(self.sim_device)
-        drawn = lambda key: self.params[key][env_ids].to(self.sim_device, self.sim_dtype)  # noqa: E731
+        drawn = self.table[env_ids.to(self.device)].to(self.sim_device, self.sim_dtype)
+        col = {key: drawn[:, cols] for key, cols in self._columns.items()}
+        # Fields are written only where they differ from nominal; the rest of each expanded field keeps the
+        # model's value, which nothing else writes.
         if "geom_friction" in f:
             # Every geom of the env gets the same coefficient, so the contact's
             # (max-combined) friction is exactly the drawn value.
-            f["geom_friction"][ids, :, 0] = drawn("friction")
-        if "geom_solref" in f:
-            # Same contact parameters on every geom, so that the mixed contact gets exactly these.
-            solref = nom["geom_solref"].expand(len(env_ids), -1, -1).clone()
-            if self.enabled["contact_timeconst"]:
-                solref[:, :, 0] = drawn("contact_timeconst")
-            if self.enabled["restitution"]:
-                solref[:, :, 1] = restitution_to_dampratio(self.params["restitution"][env_ids]).to(self.sim_device, self.sim_dtype)
-            f["geom_solref"][ids] = solref
+            f["geom_friction"][ids, :, 0] = col["friction"]
+        # Same contact parameters on every geom, so that the mixed contact gets exactly these.
+        if on["contact_timeconst"]:
+            f["geom_solref"][ids, :, 0] = col["contact_timeconst"]
+        if on["restitution"]:
+            f["geom_solref"][ids, :, 1] = restitution_to_dampratio(col["restitution"])
         if "geom_solimp" in f:
-            dmin = drawn("contact_dmin")
-            solimp = nom["geom_solimp"].expand(len(env_ids), -1, -1).clone()
-            solimp[:, :, 0] = dmin
-            solimp[:, :, 1] = torch.maximum(solimp[:, :, 1], dmin)  # dmax >= dmin: impedance rises with depth
-            f["geom_solimp"][ids] = solimp
+            dmin = col["contact_dmin"]
+            f["geom_solimp"][ids, :, 0] = dmin
+            # dmax >= dmin: impedance rises with depth
+            f["geom_solimp"][ids, :, 1] = torch.maximum(nom["geom_solimp"][:, 1], dmin)
         if "body_mass" in f:
-            self._write_masses(env_ids, ids)
+            self._apply_masses(ids, col)
         if "actuator_gainprm" in f:
-            strength = drawn("motor_strength")
-            kp = nom["actuator_gainprm"][:, 0] * strength * drawn("kp_scale")
-            kd = -nom["actuator_biasprm"][:, 2] * strength * drawn("kd_scale")
+            strength = col["motor_strength"]
+            kp = nom["actuator_gainprm"][:, 0] * strength * col["kp_scale"]
+            kd = -nom["actuator_biasprm"][:, 2] * strength * col["kd_scale"]
             f["actuator_gainprm"][ids, :, 0] = kp
             f["actuator_biasprm"][ids, :, 1] = -kp
             f["actuator_biasprm"][ids, :, 2] = -kd
@@ -188,21 +221,17 @@ class DomainRandomizer:
                            ("dof_armature", "armature_scale")]:
             if field in f:
                 # free-joint dofs have none of these (0 stays 0): the scale reaches the robot's joints
-                f[field][ids] = nom[field] * drawn(key)
+                f[field][ids] = nom[field] * col[key]
         if self.needs_set_const:
             self.sim.commit_model_changes(ids)
 
-    def _write_masses(self, env_ids: torch.Tensor, ids: torch.Tensor) -> None:
-        f, nom = self.fields, self.nominal
-        scale = torch.ones(len(env_ids), nom["body_mass"].shape[0], dtype=self.sim_dtype, device=self.sim_device)
-        scale[:, self.link_ids] = self.params["link_mass_scale"][env_ids].to(self.sim_device, self.sim_dtype)
+    def _apply_masses(self, ids: torch.Tensor, col: dict[str, torch.Tensor]) -> None:
+        f, nom, base = self.fields, self.nominal, self.base_body_id
+        scale = torch.ones(len(ids), nom["body_mass"].shape[0], dtype=self.sim_dtype, device=self.sim_device)
+        scale[:, self.link_ids] = col["link_mass_scale"]
         mass = nom["body_mass"] * scale
-        inertia = nom["body_inertia"] * scale.unsqueeze(-1)
-        base = self.base_body_id
         # a payload at the base's COM adds its mass and, as a point mass there, no inertia about it
-        mass[:, base] += self.params["payload"][env_ids, 0].to(self.sim_device, self.sim_dtype)
-        ipos = nom["body_ipos"].expand(len(env_ids), -1, -1).clone()
-        ipos[:, base] += self.params["com"][env_ids].to(self.sim_device, self.sim_dtype)
+        mass[:, base] += col["payload"][:, 0]
         f["body_mass"][ids] = mass
-        f["body_inertia"][ids] = inertia
-        f["body_ipos"][ids] = ipos
+        f["body_inertia"][ids] = nom["body_inertia"] * scale.unsqueeze(-1)
+        f["body_ipos"][ids, base] = nom["body_ipos"][base] + col["com"]

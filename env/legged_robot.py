@@ -19,7 +19,7 @@ from env.domain_rand import DomainRandomizer
 from env.sim import load_backend
 from env.sim.scene import actuated_joint_names, load_mj_model, touch_sensor, velocity_sensor
 from env.terrain import Ground, build_ground
-from env.utils.math import quat_from_yaw, quat_mul, quat_rotate_inverse, sample_uniform
+from env.utils.math import quat_mul, quat_rotate_inverse, sample_uniform
 from utils.yaml import Cfg
 
 
@@ -41,6 +41,7 @@ class LeggedRobotEnv:
         self._init_sensors()
         self._init_buffers()
         self._init_domain_randomisation()
+        self._init_reset()
         self.ground.fit_robot(self.model, cfg.init_state)
         self.reset_idx(torch.arange(self.num_envs, device=self.device))
 
@@ -192,33 +193,50 @@ class LeggedRobotEnv:
         self.episode_length_buf.random_(0, int(self.max_episode_length))  # in place, like every other writer
 
     # ---------------------------------------------------------------- resets
+    def _init_reset(self) -> None:
+        """What every reset draws from, as tensors built once: the spawn pose and the bounds of its noise."""
+        init, d, dev = self.cfg.init_state, self.num_dof, self.device
+        self._spawn_pos = torch.tensor(init.pos, dtype=torch.float32, device=dev)
+        # a spawn heading h turns init_state.rot about z: cos(h/2) rot + sin(h/2) (z (x) rot)
+        rot = torch.tensor([init.rot], dtype=torch.float32, device=dev)
+        self._spawn_rot = torch.cat([rot, quat_mul(torch.tensor([[0.0, 0.0, 0.0, 1.0]], device=dev), rot)])
+        # one uniform draw per reset env: yaw, joint positions, base linear and angular velocity, joint velocities
+        centre = torch.cat([torch.zeros(1, device=dev), self.default_dof_pos[0], torch.tensor(init.lin_vel, device=dev),
+                            torch.tensor(init.ang_vel, device=dev), torch.zeros(d, device=dev)])
+        noise = torch.tensor([init.yaw_noise] + [init.joint_pos_noise] * d + [init.base_vel_noise] * 6
+                             + [init.joint_vel_noise] * d, dtype=torch.float32, device=dev)
+        self._reset_low, self._reset_span = centre - noise, 2 * noise
+
     def reset_idx(self, env_ids: torch.Tensor) -> None:
-        """Start new episodes for env_ids: randomised pose and velocity, re-drawn physics parameters."""
+        """Start new episodes for env_ids: randomised pose and velocity, re-drawn physics parameters.
+
+        Batched end to end: one draw for all the envs' physics parameters and one for their initial
+        states, each model field and the state rows written once, one backend call to commit masses
+        and one forward pass.
+        """
         if len(env_ids) == 0:
             return
-        init, n = self.cfg.init_state, len(env_ids)
-        dev = self.device
+        n, d, dev = len(env_ids), self.num_dof, self.device
         self.domain_rand.randomize(env_ids)
 
+        draw = self._reset_low + self._reset_span * torch.rand(n, len(self._reset_span), device=dev)
+        yaw, joint_pos, lin_vel, ang_vel, joint_vel = draw.split([1, d, 3, 3, d], dim=1)
+        joint_pos = torch.clamp(joint_pos, self.dof_pos_limits[:, 0], self.dof_pos_limits[:, 1])
         qpos = torch.zeros(n, self.model.nq, device=dev)
         qvel = torch.zeros(n, self.model.nv, device=dev)
-        qpos[:, 0:3] = self.ground.spawn_points(env_ids, torch.tensor(init.pos, device=dev))
-        self.spawn_xy[env_ids] = qpos[:, 0:2]
-        yaw = sample_uniform(-init.yaw_noise, init.yaw_noise, (n,), dev)
-        qpos[:, 3:7] = quat_mul(quat_from_yaw(yaw), torch.tensor([init.rot], device=dev).expand(n, 4))
-        joint_pos = self.default_dof_pos + sample_uniform(-init.joint_pos_noise, init.joint_pos_noise, (n, self.num_dof), dev)
-        joint_pos = torch.clamp(joint_pos, self.dof_pos_limits[:, 0], self.dof_pos_limits[:, 1])
+        qpos[:, 0:3] = self.ground.spawn_points(env_ids, self._spawn_pos)
+        half = 0.5 * yaw
+        qpos[:, 3:7] = torch.cos(half) * self._spawn_rot[0] + torch.sin(half) * self._spawn_rot[1]
         qpos[:, self.qpos_idx] = joint_pos
-        qvel[:, 0:3] = torch.tensor(init.lin_vel, device=dev) + sample_uniform(-init.base_vel_noise, init.base_vel_noise, (n, 3), dev)
-        qvel[:, 3:6] = torch.tensor(init.ang_vel, device=dev) + sample_uniform(-init.base_vel_noise, init.base_vel_noise, (n, 3), dev)
-        qvel[:, self.qvel_idx] = sample_uniform(-init.joint_vel_noise, init.joint_vel_noise, (n, self.num_dof), dev)
+        qvel[:, 0:3] = lin_vel
+        qvel[:, 3:6] = ang_vel
+        qvel[:, self.qvel_idx] = joint_vel
         self.sim.reset(env_ids, qpos, qvel, joint_pos)
+        self.spawn_xy[env_ids] = qpos[:, 0:2]
 
         self.target_history[env_ids] = joint_pos.unsqueeze(1)
-        self.actions[env_ids] = 0.0
-        self.last_actions[env_ids] = 0.0
-        self.last_dof_vel[env_ids] = 0.0
-        self.feet_air_time[env_ids] = 0.0
+        for buf in (self.actions, self.last_actions, self.last_dof_vel, self.feet_air_time):
+            buf[env_ids] = 0.0
         self.last_contacts[env_ids] = False
         self.episode_length_buf[env_ids] = 0
         self.time_outs[env_ids] = False

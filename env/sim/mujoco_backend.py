@@ -61,6 +61,11 @@ class MujocoBackend(PhysicsBackend):
             self.actuator_force = torch.from_numpy(b.bind("actuator_force"))
         self._time = b.bind("time")
         self._diverged_total = 0
+        # The state row of a fresh episode (keyframe pose, clock at _CLOCK_START, solver warm-starts, actuator
+        # state and applied forces cleared): a reset writes it into the rows, with no call into the batch.
+        b.reset(keyframe=self._home_key, stage=mujoco.mjtStage.mjSTAGE_NONE)
+        self._time[:] = _CLOCK_START
+        self._fresh_row = b.state[0].copy()
         self.batch.reset()
         self._time[:] = _CLOCK_START
 
@@ -96,13 +101,12 @@ class MujocoBackend(PhysicsBackend):
             return
         rows = env_ids.cpu()
         ids = rows.numpy().astype(np.int64)
-        # A keyframe reset clears time, warm-starts and actuator state; then the
-        # new state is written and derived fields (sensors) recomputed.
-        self.batch.reset(ids, keyframe=self._home_key, stage=mujoco.mjtStage.mjSTAGE_NONE)
+        # What a keyframe reset does (Batch.reset), as plain writes of the state rows: one call into the
+        # batch per reset, the forward pass that makes the new episodes' sensors and forces current.
+        self.batch.state[ids] = self._fresh_row
         self.qpos[rows] = qpos.to("cpu", self.qpos.dtype)
         self.qvel[rows] = qvel.to("cpu", self.qvel.dtype)
         self.ctrl[rows] = ctrl.to("cpu", self.ctrl.dtype)
-        self._time[ids] = _CLOCK_START
         self.batch.forward(ids)
 
     def expand(self, field: str) -> torch.Tensor:

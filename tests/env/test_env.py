@@ -38,7 +38,8 @@ def test_spaces_and_shapes(qmini_cfg):
 
 
 def test_zero_actions_stand_and_time_out_with_bootstrap_flag(qmini_cfg):
-    qmini_cfg.env.episode_length_s = 0.6
+    # Qmini with zero actions lands on its soles, then tips over from about 0.45 s on (balancing is the policy's job)
+    qmini_cfg.env.episode_length_s = 0.3
     qmini_cfg.domain_rand.push_robots = False
     env = make_env(qmini_cfg)
     env.reset()
