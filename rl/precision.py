@@ -11,9 +11,10 @@ range, so no loss scaling is needed.
 ``auto`` picks bf16 where the hardware multiplies bf16 natively: a CPU with
 AMX-BF16 or AVX512-BF16 (read from /proc/cpuinfo's flags on Linux), or a CUDA
 device that supports bf16; otherwise fp32, because emulated bf16 is slower
-than fp32. Rollout inference (a batch of one step per env) stays fp32: measured
-on the 2-core AMX machine, autocast's casts cost more than the small matmuls
-save there.
+than fp32 (16x slower for the update on an AVX2-only AMD EPYC, measured with
+benchmarks/train_throughput.py --variant). Rollout inference (one small batch
+per env step, 3-4% of an iteration) stays fp32: whether bf16 pays there is not
+measured on a machine with native bf16 yet.
 """
 
 from __future__ import annotations
