@@ -27,6 +27,7 @@ import torch  # noqa: E402
 
 from config import ConfigError, apply_overrides, load_saved_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
+from env.sim.mujoco_log import send_mujoco_log_to  # noqa: E402
 from env.terrain.curriculum import check_tile_flags  # noqa: E402
 from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
@@ -137,6 +138,7 @@ class Session:
     def __init__(self, args):
         self.args = args
         self.exp, self.cfg = load_experiment(args)
+        send_mujoco_log_to(None if self.exp.read_only else self.exp.log_dir)  # never MUJOCO_LOG.TXT in the cwd
         check_tile_flags(self.cfg.terrain, args.terrain, args.level, getattr(self.cfg, "name", "?"))
         if self.exp.read_only and args.eval and not args.out:
             raise PlayError(f"{self.exp.dir} is a read-only policy folder; give --out DIR for eval.json")

@@ -79,6 +79,8 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
         ckpt = read_checkpoint(ckpt_path, cfg.runner.device, source, flag_prefix=f"--resume {source.name} ")
 
     set_seed(cfg.runner.seed + sync.rank)  # each rank its own envs
+    # MuJoCo's warnings: into the run's log/ (written once the folder exists), never MUJOCO_LOG.TXT in the cwd
+    send_mujoco_log_to(experiment.log_dir if sync.is_main else None)
     env = make_env(cfg, cfg.runner.device)
     main = sync.is_main  # only rank 0 writes and prints
     runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir) if main else None, device=cfg.runner.device,
@@ -93,7 +95,6 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
             (None, None)
         warm.load_into(runner.alg.actor, runner.alg.critic, *normalizers, activation=cfg.policy.activation)
 
-    send_mujoco_log_to(experiment.log_dir if main else None)  # not MUJOCO_LOG.TXT in the current directory
     if main:
         if fresh:
             print(f"note: experiment '{source.name}' has no checkpoint yet (it stopped before its first save): "
@@ -132,6 +133,18 @@ def prepare_folder(experiment: Experiment, in_place: bool, overwrite: bool, resu
         experiment.log_dir.mkdir(parents=True, exist_ok=True)
     else:
         experiment.prepare_new(overwrite)
+
+
+def close_logs(runner: OnPolicyRunner, name: str, sync: Sync) -> bool:
+    """Close the loggers (W&B's finish can take seconds); a Ctrl-C meanwhile is one line, not a traceback."""
+    try:
+        runner.close()
+        return True
+    except KeyboardInterrupt:
+        if sync.is_main:
+            print(f"{name}: interrupted (Ctrl-C) while closing the logs; the checkpoints were already written",
+                  file=sys.stderr)
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,7 +202,9 @@ def train(args, sync: Sync) -> int:
             print(f"error: rank {sync.rank}: {type(err).__name__}: {' '.join(str(err).split())}", file=sys.stderr)
         return 1
     finally:
-        runner.close()
+        closed = close_logs(runner, args.name, sync)
+    if not closed:
+        return 130
     if runner.last_save_failed:
         print(f"error: the last write of {experiment.policy_path} failed; it holds an earlier iteration "
               f"(see the warnings above)", file=sys.stderr)

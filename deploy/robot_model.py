@@ -185,6 +185,9 @@ def build_robot(path: str | Path, policy: PolicySpec, sim_dt: float | None = Non
     """Load the MJCF, check it against policy.yaml and re-actuate it, with physics step `sim_dt`
     (default policy.yaml's; see physics_step)."""
     dt, substeps = physics_step(policy, sim_dt)  # a bad step is refused before the file is read
+    log = mujoco.MjLogConfig.get()  # MuJoCo's warnings on the console only: no MUJOCO_LOG.TXT in the cwd
+    log.logto_file = False
+    log.set()
     path = Path(path)
     spec = load_spec(path)
     have = {j.name for j in spec.joints}

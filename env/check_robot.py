@@ -23,6 +23,7 @@ configure_headless_gl()  # before mujoco is imported: MUJOCO_GL=egl on a machine
 
 from config import ConfigError, load_config  # noqa: E402
 from env.robot_check import Report, inspect_robot, stand_test  # noqa: E402
+from env.sim.mujoco_log import send_mujoco_log_to  # noqa: E402
 from env.sim.robot_file import RobotFileError  # noqa: E402
 from utils.experiment import experiments_root  # noqa: E402
 from utils.video import FrameRenderer, VideoError, save_png  # noqa: E402
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.seconds <= 0:
         print(f"error: --seconds must be positive, got {args.seconds:g}", file=sys.stderr)
         return 2
+    send_mujoco_log_to(None)  # MuJoCo's warnings on the console only, no MUJOCO_LOG.TXT in the cwd
     try:
         cfg = load_config(args.config, args.set)
         model, report = inspect_robot(cfg)

@@ -12,16 +12,17 @@ range, so no loss scaling is needed.
 AMX-BF16 or AVX512-BF16 (read from /proc/cpuinfo's flags on Linux), or a CUDA
 device that supports bf16; otherwise fp32, because emulated bf16 is slower
 than fp32 (16x slower for the update on an AVX2-only AMD EPYC, measured with
-benchmarks/train_throughput.py --variant). Rollout inference (one small batch
-per env step, 3-4% of an iteration) stays fp32: whether bf16 pays there is not
-measured on a machine with native bf16 yet.
+benchmarks/train_throughput.py --variant). Rollout inference runs under
+the same autocast, so that the rollout's action statistics and the update's
+recomputed ones share their numerics (else bf16 rounding alone would move PPO's
+ratio and KL); it is 3-4% of an iteration.
 """
 
 from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import ContextManager
+from typing import Any, Callable, ContextManager
 
 import torch
 
@@ -58,6 +59,14 @@ def resolve_precision(requested: str, device: str | torch.device) -> tuple[str, 
     return "fp32", f"auto: bf16 is not used on {device.type}"
 
 
+def emulated_bf16_note(choice: str, device: str | torch.device) -> str | None:
+    """A note when bf16 was chosen (e.g. recorded by a run resumed here) but this hardware only emulates it."""
+    if choice != "bf16" or resolve_precision("auto", device)[0] == "bf16":
+        return None
+    return ("note: runner.precision is bf16, which this machine only emulates (much slower than fp32 here); "
+            "--set runner.precision=auto picks for the machine")
+
+
 class Precision:
     """The autocast context of the update's network passes; a no-op for fp32."""
 
@@ -76,3 +85,15 @@ class Precision:
         if not self.bf16:
             return contextlib.nullcontext()
         return torch.autocast(self.device_type, dtype=torch.bfloat16)
+
+
+def runner_precision(cfg: Any, device: str | torch.device, cfg_dict: dict[str, Any] | None,
+                     note: Callable[[str], None]) -> tuple[Precision, str]:
+    """The runner's `Precision` for ``cfg.runner.precision`` and why; the choice goes into `cfg_dict` (what
+    checkpoints record: "auto" resolved), and bf16 on hardware that only emulates it gets a `note`."""
+    choice, reason = resolve_precision(getattr(cfg.runner, "precision", "fp32"), device)
+    if (line := emulated_bf16_note(choice, device)) is not None:
+        note(line)
+    if isinstance((cfg_dict or {}).get("runner"), dict):
+        cfg_dict["runner"]["precision"] = choice
+    return Precision(choice, device), reason

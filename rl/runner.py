@@ -21,8 +21,7 @@ The env interface (see env/gym_env_wrapper.py): attributes ``num_envs, num_obs,
 num_critic_obs, num_actions, device, max_episode_length``; ``reset() -> (obs,
 critic_obs)``; ``step(actions) -> (obs, critic_obs, rew, done, info, task_rew)``
 with ``info["time_outs"]``, ``info["episode"]`` and ``info["diverged"]``; when
-``cfg.runner.random_episode_start`` is on, ``spread_episode_starts()``; with ``algorithm.symmetry``
-on, ``mirror_maps()`` (rl/symmetry.py).
+``cfg.runner.random_episode_start`` is on, ``spread_episode_starts()``; with symmetry, ``mirror_maps()``.
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ from rl.inference import InferencePolicy
 from rl.loggers import make_loggers
 from rl.normalizer import EmpiricalNormalizer, normalizer_state
 from rl.seed import get_rng_state, set_rng_state
-from rl.precision import Precision, resolve_precision
+from rl.precision import runner_precision
 from rl.stop_signal import GracefulStop
 from rl.symmetry import make_symmetry
 from rl.train_log import TB_TAGS, TrainLog
@@ -108,10 +107,7 @@ class OnPolicyRunner:
         self.num_actions: int = env.num_actions
         actor = load_actor(cfg.policy, self.num_obs, self.num_actions, self.device)
         critic = load_critic(cfg.policy, self.num_critic_obs, self.device)
-        choice, self.precision_reason = resolve_precision(getattr(cfg.runner, "precision", "fp32"), self.device)
-        self.precision = Precision(choice, self.device)  # bf16 autocast of the update's network passes, or none
-        if isinstance((self.cfg_dict or {}).get("runner"), dict):
-            self.cfg_dict["runner"]["precision"] = choice  # checkpoints record what trained, "auto" resolved
+        self.precision, self.precision_reason = runner_precision(cfg, self.device, self.cfg_dict, self.log.print)
         self.symmetry = make_symmetry(cfg.algorithm, env, self.device)  # None unless algorithm.symmetry is on
         self.alg = PPO(actor, critic, cfg.algorithm, self.device, self.sync, self.precision, self.symmetry)
         self.alg.init_storage(env.num_envs, self.num_steps_per_env, self.num_obs, self.num_critic_obs,
@@ -199,7 +195,8 @@ class OnPolicyRunner:
                         self.log.print(f"{self.run_name}: stopped after iteration {it}")
                         break
                 if self.model_dir is not None and self._last_saved_iteration != self.current_iteration:
-                    self._save_or_warn()
+                    with self._stop.protect():  # the retry of a failed last save is not cut short either
+                        self._save_or_warn()
             finally:
                 self.log.flush()
         return metrics

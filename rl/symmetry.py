@@ -6,10 +6,12 @@ actions (``env.mirror_maps()``, env/tasks/observation_mirror.py); this module us
 
 - data augmentation (``use_data_augmentation``): each minibatch gets its mirror images appended. The
   mirrored sample keeps its original's value target: values, advantages and returns are repeated. Its
-  old log-probability is repeated too: the mirror is a signed permutation (volume-preserving), so the
-  rollout produced the mirrored action at the mirrored state with the probability it produced the
-  original, which is the behaviour probability PPO's ratio needs (rsl_rl does the same). The KL of the
-  adaptive learning rate is measured on the original half only, the rollout's own samples;
+  old log-probability is repeated too, as rsl_rl does. That is an approximation: the mirror is a signed
+  permutation (volume-preserving), so the repeated value is the behaviour probability of the mirrored
+  action only where the rollout policy was itself mirror-equivariant (equal std on twin joints
+  included), which the mirror loss pushes it towards; elsewhere the mirrored half's ratio starts away
+  from 1 and its clipping bounds the step. The KL of the adaptive learning rate, the approximate KL and
+  the clip fraction are measured on the original half only, the rollout's own samples;
 - mirror loss (``use_mirror_loss``): ``mirror_loss_coef * MSE(actor(mirror(obs)), mirror(actor(obs)))``
   on the action means, the second term detached as the target (rsl_rl's ``mirror_loss_coeff``). It is
   logged as ``mirror`` whenever symmetry is on, also when it is not trained on.
@@ -58,9 +60,10 @@ class Symmetry:
         observations' mean, so no second forward pass is needed).
         """
         n = len(batch.mu)
-        original = mean[:n]
-        mirrored = mean[n:] if len(mean) > n else actor.act_inference(self.maps.obs.apply(batch.obs))
-        return (mirrored.float() - self.maps.actions.apply(original.float()).detach()).square().mean()
+        with torch.enable_grad() if self.train_mirror_loss else torch.no_grad():  # logged only: no graph
+            original = mean[:n]
+            mirrored = mean[n:] if len(mean) > n else actor.act_inference(self.maps.obs.apply(batch.obs))
+            return (mirrored.float() - self.maps.actions.apply(original.float()).detach()).square().mean()
 
     @torch.no_grad()
     def symmetrize_normalizer(self, normalizer: nn.Module, critic: bool = False) -> None:

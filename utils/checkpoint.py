@@ -9,6 +9,7 @@ with the flag that uses it.
 
 from __future__ import annotations
 
+import io
 import os
 import textwrap
 from pathlib import Path
@@ -26,10 +27,11 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be used; the message is one line saying what to do instead."""
 
 
-def _load(path: Path, map_location: Any) -> dict[str, Any]:
-    """The checkpoint dict, or CheckpointError with the reason (no advice)."""
+def _load(path: Path, map_location: Any, data: bytes | None = None) -> dict[str, Any]:
+    """The checkpoint dict (from `data`, the file's bytes, when given), or CheckpointError with the reason."""
     try:
-        ckpt = torch.load(path, map_location=map_location, weights_only=False)
+        ckpt = torch.load(io.BytesIO(data) if data is not None else path, map_location=map_location,
+                          weights_only=False)
     except Exception as err:  # noqa: BLE001 - torch.load raises RuntimeError, EOFError, UnpicklingError, ...
         first_sentence = str(err).split(". ")[0]  # torch's zip reader appends a paragraph of advice for its developers
         reason = textwrap.shorten(first_sentence, 120, placeholder=" ...") or type(err).__name__
@@ -54,15 +56,16 @@ def newest_loadable_snapshot(experiment: Experiment, skip: Path | None = None) -
 
 
 def read_checkpoint(path: str | os.PathLike, map_location: Any = "cpu", experiment: Experiment | None = None,
-                    flag_prefix: str = "") -> dict[str, Any]:
+                    flag_prefix: str = "", data: bytes | None = None) -> dict[str, Any]:
     """Load a runner checkpoint; a bad file raises one-line `CheckpointError`.
 
     With `experiment`, the message names its newest loadable snapshot and the
-    ``{flag_prefix}--checkpoint all/policy_<it>.pt`` that uses it.
+    ``{flag_prefix}--checkpoint all/policy_<it>.pt`` that uses it. `data`: the
+    file's bytes, already read (so that what is loaded is what the caller hashed).
     """
     path = Path(path)
     try:
-        return _load(path, map_location)
+        return _load(path, map_location, data)
     except CheckpointError as err:
         if experiment is None:
             raise

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import shutil
 from pathlib import Path
 
 from utils.checkpoint import CheckpointError, read_checkpoint
@@ -40,16 +41,18 @@ def set_aside_newer(experiment: Experiment, resumed: Path, iteration: int) -> st
     files = would_overwrite(experiment, resumed, iteration)
     if not files:
         return None
+    rel = resumed.resolve().relative_to(experiment.model_dir.resolve()).as_posix()  # before the disk changes
     known = [it for _, it in files if it is not None]
     folder = _free_folder(experiment.model_dir, f"{PREFIX}{max(known) if known else 'unreadable'}")
-    for path, _ in files:
+    moved_policy = files[0][0] == experiment.policy_path
+    if moved_policy:  # a copy first, then the resumed bytes replace policy.pt atomically: it never goes missing
+        folder.mkdir(parents=True)
+        shutil.copy2(experiment.policy_path, folder / "policy.pt")
+        atomic_write_bytes(experiment.policy_path, resumed.read_bytes())
+    for path, _ in files[1:] if moved_policy else files:
         target = folder / path.relative_to(experiment.model_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(path, target)
-    moved_policy = files[0][0] == experiment.policy_path
-    if moved_policy:
-        atomic_write_bytes(experiment.policy_path, resumed.read_bytes())
-    rel = resumed.relative_to(experiment.model_dir).as_posix()
     now = f"; policy.pt now holds iteration {iteration}" if moved_policy else ""
     return (f"note: resuming {experiment.name} from model/{rel} (iteration {iteration}): "
             f"{_describe(files, experiment.model_dir)} moved to model/{folder.name}/ so that training does not "

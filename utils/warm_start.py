@@ -159,8 +159,9 @@ def read_source(text: str, new_run: Experiment) -> WarmSource:
     if not source.policy_path.is_file():
         raise ExperimentError(f"--init_from {text}: it has no model/policy.pt (looked for {source.policy_path}); "
                               "--init_from starts from a trained policy's policy.pt")
-    digest = hashlib.sha256(source.policy_path.read_bytes()).hexdigest()
+    data = source.policy_path.read_bytes()  # read once: the recorded sha256 is of the weights loaded
     try:
-        return WarmSource(text, source.policy_path, read_checkpoint(source.policy_path, "cpu"), digest)
+        ckpt = read_checkpoint(source.policy_path, "cpu", data=data)
+        return WarmSource(text, source.policy_path, ckpt, hashlib.sha256(data).hexdigest())
     except CheckpointError as err:
         raise CheckpointError(f"--init_from {text}: {err}") from None

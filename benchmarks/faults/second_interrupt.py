@@ -39,8 +39,8 @@ def _hold(stop, iteration_probe: bool) -> None:
     In an iteration the second Ctrl-C raises KeyboardInterrupt out of the sleep; in a protected checkpoint
     write it only marks the abort as pending, which ends the wait, and the write then finishes."""
     deadline = time.monotonic() + HOLD_S
-    while time.monotonic() < deadline and not (stop.requested and (iteration_probe or stop._abort_pending)):
-        time.sleep(0.01)
+    while time.monotonic() < deadline and not (not iteration_probe and stop._abort_pending):
+        time.sleep(0.01)  # in an iteration only the second Ctrl-C's KeyboardInterrupt ends this wait
 
 
 def _child(train_argv: list[str]) -> int:

@@ -16,8 +16,9 @@ Quantities that match rsl_rl's PPO (non-recurrent):
   (as rsl_rl 5.x; 1.x/2.x clipped them jointly, so a large value-loss gradient also
   shrank the policy's step).
 - Adaptive learning rate: before each minibatch step the exact KL between the
-  rollout's Gaussians and the current ones is averaged over the minibatch (exactly 0
-  for the unchanged policy of an update's first minibatch, so the rate is left alone there);
+  rollout's Gaussians and the current ones is averaged over the minibatch; the first
+  minibatch of an update, whose policy is the rollout's, leaves the rate alone (in fp32
+  its KL is exactly 0; under bf16 it is rounding noise, which must not raise the rate);
   ``lr /= 1.5`` if KL > 2 * desired_kl, ``lr *= 1.5`` if 0 < KL < desired_kl / 2.
 - Optional left-right symmetry (``algorithm.symmetry``, rl/symmetry.py): mirrored samples added to
   each minibatch and/or a mirror loss on the action mean, as rsl_rl's symmetry extension.
@@ -101,14 +102,20 @@ class PPO:
     # ---- rollout -----------------------------------------------------------------------------
 
     def act(self, obs: torch.Tensor, critic_obs: torch.Tensor) -> torch.Tensor:
-        """Sample actions and remember what the storage needs for this step."""
-        dist = self.actor.distribution(obs)
+        """Sample actions and remember what the storage needs for this step.
+
+        The networks run under the update's precision, so that the rollout's action statistics and the
+        update's recomputed ones share their numerics (bf16 rounding would otherwise move PPO's ratio).
+        """
+        with self.precision.autocast():
+            dist = self.actor.distribution(obs)
+            values = self.critic(critic_obs).float().reshape(-1)
         actions = dist.sample()
         self._transition = {
             "obs": obs,
             "critic_obs": critic_obs,
             "actions": actions,
-            "values": self.critic(critic_obs).reshape(-1),
+            "values": values,
             "log_probs": dist.log_prob(actions).sum(dim=-1),
             "mu": dist.mean,
             "sigma": dist.stddev,
@@ -161,8 +168,8 @@ class PPO:
 
             with torch.no_grad():
                 kl = _gaussian_kl(batch.mu, batch.sigma, dist.mean[:n], dist.stddev[:n]).mean()
-            if self.schedule == "adaptive" and self.desired_kl is not None:
-                self._adapt_learning_rate(kl)
+            if self.schedule == "adaptive" and self.desired_kl is not None and num_updates > 0:
+                self._adapt_learning_rate(kl)  # not before the first step: the policy is the rollout's
 
             log_ratio = log_probs - batch.log_probs
             ratio = log_ratio.exp()
@@ -178,7 +185,7 @@ class PPO:
                 value_loss = (values - batch.returns).square().mean()
 
             loss = surrogate_loss + self.value_loss_coef * value_loss - self.entropy_coef * entropy
-            if mirror_loss is not None:  # logged always, trained on with use_mirror_loss (coef 0 otherwise)
+            if mirror_loss is not None and self.symmetry.train_mirror_loss:  # logged always, trained on if asked
                 loss = loss + self.symmetry.mirror_loss_coef * mirror_loss
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -198,8 +205,8 @@ class PPO:
                 sums["value"] += value_loss.detach()
                 sums["entropy"] += entropy.detach()
                 sums["kl"] += kl
-                sums["approx_kl"] += ((ratio - 1.0) - log_ratio).mean()
-                sums["clip_fraction"] += ((ratio - 1.0).abs() > self.clip_param).float().mean()
+                sums["approx_kl"] += ((ratio[:n] - 1.0) - log_ratio[:n]).mean()  # the rollout's own samples
+                sums["clip_fraction"] += ((ratio[:n] - 1.0).abs() > self.clip_param).float().mean()
                 if mirror_loss is not None:
                     sums["mirror"] += mirror_loss.detach()
             num_updates += 1

@@ -105,3 +105,32 @@ def test_train_prints_and_saves_the_resolved_choice(tmp_path, monkeypatch, capsy
     torch_ckpt = torch.load(tmp_path / "p" / "model" / "policy.pt", weights_only=False)
     assert all(t.dtype == torch.float32 for t in torch_ckpt["actor"].values())
     assert torch_ckpt["cfg"]["runner"]["precision"] == "fp32"
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_the_first_minibatch_leaves_the_adaptive_learning_rate_alone(precision):
+    """The first minibatch's policy is the rollout's: bf16 rounding noise in its KL must not raise the rate."""
+    torch.manual_seed(0)
+    cfg = make_cfg(hidden=(64, 64), algorithm={"schedule": "adaptive", "num_learning_epochs": 1,
+                                               "num_mini_batches": 1, "learning_rate": 1e-3})
+    ppo = PPO(load_actor(cfg.policy, OBS, ACTIONS, "cpu"), load_critic(cfg.policy, CRITIC_OBS, "cpu"),
+              cfg.algorithm, "cpu", precision=Precision(precision, "cpu"))
+    ppo.init_storage(ENVS, 4, OBS, CRITIC_OBS, ACTIONS)
+    with torch.no_grad():
+        for _ in range(4):
+            ppo.act(torch.randn(ENVS, OBS), torch.randn(ENVS, CRITIC_OBS))
+            ppo.process_env_step(torch.randn(ENVS), torch.zeros(ENVS), torch.zeros(ENVS))
+        ppo.compute_returns(torch.randn(ENVS, CRITIC_OBS))
+    metrics = ppo.update()
+    assert metrics["learning_rate"] == 1e-3
+    assert metrics["kl"] < 1e-3  # the rollout's statistics were computed with the update's numerics
+
+
+def test_bf16_on_hardware_that_emulates_it_gets_a_note(monkeypatch):
+    from rl.precision import emulated_bf16_note
+
+    monkeypatch.setattr(precision_module, "cpu_bf16_flags", lambda: [])
+    assert "emulates" in emulated_bf16_note("bf16", "cpu")
+    assert emulated_bf16_note("fp32", "cpu") is None
+    monkeypatch.setattr(precision_module, "cpu_bf16_flags", lambda: ["amx_bf16"])
+    assert emulated_bf16_note("bf16", "cpu") is None
