@@ -26,6 +26,7 @@ from typing import Callable  # noqa: E402
 import torch  # noqa: E402
 
 from config import ConfigError, apply_overrides, load_saved_config  # noqa: E402
+from config.stages import config_at  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
 from env.sim.mujoco_log import send_mujoco_log_to  # noqa: E402
 from env.terrain.curriculum import check_tile_flags  # noqa: E402
@@ -49,7 +50,8 @@ class PlayError(ValueError):
 
 
 # ----------------------------------------------------------------------------- set-up
-def load_experiment(args) -> tuple[Experiment, Cfg]:
+def load_experiment(args, iteration: int | None = None) -> tuple[Experiment, Cfg]:
+    """The experiment and its config; with `iteration`, the stage settings (runner.stages) it trained under then."""
     exp = open_experiment(args.name)  # a name in experiments/, or a policy folder's path (read only)
     if not exp.dir.is_dir():
         raise ExperimentError(f"no experiment '{args.name}': looked for {exp.dir}")
@@ -57,6 +59,8 @@ def load_experiment(args) -> tuple[Experiment, Cfg]:
         raise ExperimentError(f"experiment '{args.name}' has no model/cfg.yaml (looked for {exp.cfg_path}); "
                               "train it with train.py first")
     cfg = load_saved_config(exp.cfg_path)
+    if iteration is not None:
+        cfg = config_at(cfg, iteration)
     apply_overrides(cfg, args.set + ([f"sim.backend={args.backend}"] if args.backend else []))
     return exp, cfg
 
@@ -162,6 +166,8 @@ class Session:
                     self.ckpt_data = read_checkpoint(self.ckpt, "cpu")
                 except CheckpointError:
                     self.ckpt = None  # not needed by the baselines asked for
+        if self.ckpt_data is not None and getattr(self.cfg.runner, "stages", None):
+            self.exp, self.cfg = load_experiment(args, self.iteration())  # e.g. the fall penalty it ended with
         if self.schedule is not None:
             for note in self.schedule.out_of_range(self.cfg.commands):
                 print(f"note: {note}", flush=True)

@@ -31,6 +31,9 @@ class Base:
         logger = "tensorboard"  # "tensorboard" (events in log/) or "wandb" (Weights & Biases too; pip install -e ".[wandb]")
         wandb_project = "legged-ppo"  # W&B project the run is logged to (logger "wandb")
         wandb_entity = None  # W&B user or team that owns the project; None = your default entity
+        # settings that change during the run, e.g. [{"from_iteration": 500, "set": {"rewards.scales.termination": -5.0}}]:
+        # reward scales and randomisation ranges only (config/stages.py)
+        stages = []
 
     class algorithm:
         value_loss_coef = 1.0  # weight of the value loss

@@ -10,9 +10,11 @@ accepted and where the value came from (a cfg.yaml, a config class, an override)
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Callable
 
+from config.stages import set_dotted, stage_problem
 from utils.yaml import DICT_FIELDS, Cfg
 
 
@@ -241,6 +243,7 @@ def validate_config(cfg: Cfg, reference: Cfg, origin: str, allow_unknown: bool =
     """
     _check_section(cfg, reference, "", origin, allow_unknown)
     _check_relations(cfg, origin)
+    _check_stages(cfg, reference, origin, allow_unknown)
 
 
 def _check_section(cfg: Cfg, reference: Cfg, prefix: str, origin: str, allow_unknown: bool) -> None:
@@ -260,6 +263,8 @@ def _check_section(cfg: Cfg, reference: Cfg, prefix: str, origin: str, allow_unk
                                   f"{key} in {origin} is a field, not a section; got {_shown(value)}")
             _check_section(value, ref, key + ".", origin, allow_unknown)
             continue
+        if key == "runner.stages":
+            continue  # a list of stages: _check_stages checks each against the fields it sets
         rule = RULES.get(key) or next((r for p, r in PREFIX_RULES.items() if key.startswith(p)), None)
         if value is None and rule is not None and rule(None) is None:
             continue  # an optional field (its Base default is None), whatever the robot class sets
@@ -286,3 +291,24 @@ def _check_relations(cfg: Cfg, origin: str) -> None:
     if a.num_mini_batches > samples:
         raise ConfigError(f"algorithm.num_mini_batches = {a.num_mini_batches} in {origin} exceeds the rollout's "
                           f"{samples} samples (env.num_envs x runner.num_steps_per_env); use at most {samples}")
+
+
+def _check_stages(cfg: Cfg, reference: Cfg, origin: str, allow_unknown: bool) -> None:
+    """Each stage of runner.stages (config/stages.py) has its shape, and each value it sets passes that field's checks."""
+    stages = getattr(getattr(cfg, "runner", None), "stages", None) or []
+    if not isinstance(stages, list):
+        raise ConfigError(f"runner.stages = {_shown(stages)} in {origin}: expects a list of "
+                          "{from_iteration: N, set: {section.field: value}} mappings")
+    for i, stage in enumerate(stages):
+        where = f"runner.stages[{i}] in {origin}"
+        problem = stage_problem(stage)
+        if problem is not None:
+            raise ConfigError(f"{where} = {_shown(stage)}: expects {problem}")
+        staged = copy.deepcopy(cfg)
+        staged.runner.stages = []
+        for key, value in stage["set"].items():
+            try:
+                set_dotted(staged, key, value)
+            except KeyError as err:
+                raise ConfigError(f"{where}: {err.args[0]}") from None
+        validate_config(staged, reference, where, allow_unknown)

@@ -15,7 +15,7 @@ the nominal model value is the base of every scale factor.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mujoco
 import torch
@@ -134,14 +134,31 @@ class DomainRandomizer:
         starts = torch.tensor([0] + [c.width for c in columns]).cumsum(0).tolist()
         self._columns = {c.key: slice(a, a + c.width) for c, a in zip(columns, starts)}
         self.params = {key: self.table[:, cols] for key, cols in self._columns.items()}
-        drawn = [(a + k, c) for c, a in zip(columns, starts) if c.bounds is not None for k in range(c.width)]
+        self._drawn = [(a + k, c) for c, a in zip(columns, starts) if c.bounds is not None for k in range(c.width)]
         dev = self.device
-        low, high = [torch.tensor([c.bound(i) for _, c in drawn], device=dev) for i in (0, 1)]
-        self._draw_cols = torch.tensor([col for col, _ in drawn], dtype=torch.long, device=dev)
+        self._draw_cols = torch.tensor([col for col, _ in self._drawn], dtype=torch.long, device=dev)
+        self._draw_log = torch.tensor([c.law == "log_uniform" for _, c in self._drawn], device=dev)
+        self._draw_int = torch.tensor([c.law == "int" for _, c in self._drawn], device=dev)
+        self._set_draw_bounds()
+
+    def _set_draw_bounds(self) -> None:
+        low, high = [torch.tensor([c.bound(i) for _, c in self._drawn], device=self.device) for i in (0, 1)]
         self._draw_low, self._draw_span = low, high - low
-        self._draw_log = torch.tensor([c.law == "log_uniform" for _, c in drawn], device=dev)
-        self._draw_int = torch.tensor([c.law == "int" for _, c in drawn], device=dev)
         self._draw_top = high - 1  # an "int" column's largest whole value
+
+    def set_range(self, range_field: str, bounds: list[float], check_only: bool = False) -> None:
+        """Draw `range_field` (e.g. "joint_damping_range") from `bounds` at each env's next reset (a training stage)."""
+        draw = next((d for d in DRAWS if d.range_field == range_field), None)
+        if draw is None:
+            names = ", ".join(d.range_field for d in DRAWS)
+            raise ValueError(f"domain_rand.{range_field} cannot change during a run; the drawn ranges are: {names}")
+        if not self.enabled[draw.key]:
+            raise ValueError(f"domain_rand.{range_field} changes a draw that is switched off; "
+                             f"set domain_rand.{draw.switch} = true")
+        if check_only:
+            return
+        self._drawn = [(col, replace(c, bounds=list(bounds)) if c.key == draw.key else c) for col, c in self._drawn]
+        self._set_draw_bounds()
 
     def _expand_fields(self, sim: PhysicsBackend) -> dict[str, torch.Tensor]:
         """Per-env views of the model fields that are randomised; only those (expanding costs memory per env)."""

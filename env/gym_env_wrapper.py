@@ -9,6 +9,8 @@ that PPO can bootstrap their value.
 
 from __future__ import annotations
 
+from typing import Any
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -48,6 +50,25 @@ class GymEnvWrapper:
     def mirror_maps(self) -> MirrorMaps:
         """The task's left-right mirror of observations and actions (rl/symmetry.py augments PPO with it)."""
         return self.task.mirror_maps()
+
+    def apply_settings(self, settings: dict[str, Any], check_only: bool = False) -> None:
+        """Change reward scales and randomisation ranges of the running env (a training stage, config/stages.py).
+
+        With `check_only`, nothing changes: a setting the env cannot take raises ValueError.
+        """
+        for key, value in settings.items():
+            section, _, name = key.partition(".")
+            if key.startswith("rewards.scales."):
+                self.task.set_reward_scale(key.removeprefix("rewards.scales."), float(value), check_only)
+            elif section == "domain_rand":
+                self.robot.domain_rand.set_range(name, [float(x) for x in value], check_only)
+            else:
+                raise ValueError(f"{key} cannot change during a run; a stage sets rewards.scales.<term> "
+                                 "or domain_rand.<name>_range")
+
+    def check_settings(self, settings: dict[str, Any]) -> None:
+        """Raise ValueError if `apply_settings` would refuse any of `settings`."""
+        self.apply_settings(settings, check_only=True)
 
     def spread_episode_starts(self) -> None:
         """Put every env at a random point of its episode (at the start of training)."""

@@ -45,6 +45,7 @@ from rl.loggers import make_loggers
 from rl.normalizer import EmpiricalNormalizer, normalizer_state
 from rl.seed import get_rng_state, set_rng_state
 from rl.precision import runner_precision
+from rl.stages import TrainingStages
 from rl.stop_signal import GracefulStop
 from rl.symmetry import make_symmetry
 from rl.train_log import TB_TAGS, TrainLog
@@ -122,6 +123,7 @@ class OnPolicyRunner:
             self.critic_obs_normalizer = EmpiricalNormalizer(self.num_critic_obs, clip=clip).to(self.device)
 
         self.episode_stats = EpisodeStats(env.num_envs, self.device)
+        self.stages = TrainingStages(env, getattr(cfg.runner, "stages", []), self.log.print)  # config/stages.py
         self.current_iteration = 0
         self.total_env_steps = 0
         self.diverged_total = 0
@@ -181,6 +183,7 @@ class OnPolicyRunner:
                 start = self.current_iteration
                 progress = Progress(total=start + num_iterations, initial=start)
                 for it in range(start + 1, start + num_iterations + 1):
+                    self.stages.advance(it)
                     obs, critic_obs, metrics = self._iteration(obs, critic_obs)
                     self.current_iteration = it
                     metrics["iteration"] = it

@@ -161,3 +161,20 @@ def test_play_cfg_turns_every_draw_off_unless_randomize():
     kept = play.play_cfg(cfg, Namespace(randomize=True, push=True, noise=True), 1, "cpu")
     assert kept.domain_rand.max_action_latency == cfg.domain_rand.max_action_latency == 2
     assert kept.domain_rand.randomize_joint_damping and kept.domain_rand.push_robots
+
+
+def test_play_uses_the_stage_settings_the_chosen_checkpoint_trained_under(tmp_path, monkeypatch):
+    monkeypatch.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path))
+    stages = ('runner.stages=[{"from_iteration": 2, "set": {"rewards.scales.alive": 2.0}}, '
+              '{"from_iteration": 3, "set": {"domain_rand.joint_damping_range": [3.0, 4.0]}}]')
+    assert train.main(["--config", "qmini", "--name", "staged", "--num_envs", "4", "--max_iterations", "3",
+                       "--set", "runner.save_interval=2", "--set", stages]) == 0
+    final = play.Session(play.get_play_args(["--name", "staged", "--eval", "1"]))
+    assert final.iteration() == 3
+    assert final.cfg.rewards.scales.alive == 2.0 and final.cfg.domain_rand.joint_damping_range == [3.0, 4.0]
+    early = play.Session(play.get_play_args(["--name", "staged", "--eval", "1", "--checkpoint", "all/policy_2.pt"]))
+    assert early.iteration() == 2
+    assert early.cfg.rewards.scales.alive == 2.0 and early.cfg.domain_rand.joint_damping_range != [3.0, 4.0]
+    mine = play.Session(play.get_play_args(["--name", "staged", "--eval", "1",
+                                            "--set", "domain_rand.joint_damping_range=[1.0, 1.5]"]))
+    assert mine.cfg.domain_rand.joint_damping_range == [1.0, 1.5]  # the user's --set wins

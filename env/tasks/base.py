@@ -69,6 +69,19 @@ class Task:
                 terms[name] = (available[name], float(scale))
         return terms
 
+    def set_reward_scale(self, name: str, scale: float, check_only: bool = False) -> None:
+        """Change one reward term's weight from the next step on (0 drops it); a training stage does this."""
+        available = self.available_rewards()
+        if name not in available:
+            raise ValueError(f"unknown reward term '{name}' in rewards.scales; available: {', '.join(sorted(available))}")
+        if check_only:
+            return
+        if scale == 0:
+            self.reward_terms.pop(name, None)
+        else:
+            self.reward_terms[name] = (available[name], float(scale))
+            self.episode_sums.setdefault(name, torch.zeros(self.num_envs, device=self.device))
+
     def reset(self) -> tuple[torch.Tensor, torch.Tensor]:
         all_ids = torch.arange(self.num_envs, device=self.device)
         self.env.reset_idx(all_ids)

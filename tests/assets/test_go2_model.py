@@ -105,7 +105,7 @@ def test_dof_and_actuator_order(model):
 
 
 def test_config_gains_and_solver_reach_the_model(cfg, cfg_model):
-    assert cfg_model.opt.timestep == pytest.approx(0.005)
+    assert cfg_model.opt.timestep == pytest.approx(cfg.sim.dt)
     assert cfg_model.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL
     assert cfg_model.opt.solver == mujoco.mjtSolver.mjSOL_NEWTON
     assert cfg_model.opt.iterations == cfg.sim.iterations

@@ -1,0 +1,74 @@
+"""Training stages: settings that change at given iterations of one run (``runner.stages``).
+
+Some settings only work once the policy can already do something: a fall penalty
+from the first iteration teaches a robot to stand still, and a wide damping range
+from the start slows learning to walk. A stage names the iteration from which its
+settings hold, so that one config trains the robust policy in one command:
+
+    stages = [
+        {"from_iteration": 500, "set": {"rewards.scales.termination": -5.0}},
+        {"from_iteration": 700, "set": {"domain_rand.joint_damping_range": [0.1, 20.0]}},
+    ]
+
+Only settings the env can change while it runs are accepted (`LIVE_PREFIXES`):
+reward scales take effect at the next step, randomisation ranges at each env's
+next reset (a robot does not change mid-episode). Stages are applied in order of
+``from_iteration``; a later stage overrides an earlier one's value. A resumed run
+applies every stage it has passed before its first iteration.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from utils.yaml import Cfg
+
+LIVE_PREFIXES = ("rewards.scales.", "domain_rand.")  # domain_rand: the `*_range` fields of a switched-on draw
+STAGE_KEYS = ("from_iteration", "set")
+
+
+def stage_problem(stage: Any) -> str | None:
+    """What is wrong with the shape of one stage, or None."""
+    if not isinstance(stage, dict) or set(stage) != set(STAGE_KEYS):
+        return "a mapping with exactly the keys from_iteration and set"
+    it, settings = stage["from_iteration"], stage["set"]
+    if not isinstance(it, int) or isinstance(it, bool) or it < 1:
+        return "from_iteration as an integer >= 1"
+    if not isinstance(settings, dict) or not settings or not all(isinstance(k, str) for k in settings):
+        return "set as a non-empty mapping of section.field names to values"
+    for key in settings:
+        if not key.startswith(LIVE_PREFIXES) or key.startswith("domain_rand.") and not key.endswith("_range"):
+            return (f"settings the env can change while it runs (rewards.scales.<term> or domain_rand.<name>_range), "
+                    f"not '{key}'")
+    return None
+
+
+def settings_at(stages: list[dict[str, Any]], iteration: int) -> dict[str, Any]:
+    """The settings in force at `iteration`: every stage with from_iteration <= iteration, later ones winning."""
+    merged: dict[str, Any] = {}
+    for stage in sorted(stages, key=lambda s: s["from_iteration"]):
+        if stage["from_iteration"] <= iteration:
+            merged.update(copy.deepcopy(stage["set"]))
+    return merged
+
+
+def set_dotted(cfg: Cfg, key: str, value: Any) -> None:
+    """Set field ``section.field`` (any depth) of `cfg`; KeyError names the first part that is missing."""
+    *sections, field = key.split(".")
+    node = cfg
+    for part in sections:
+        node = getattr(node, part, None)
+        if not isinstance(node, Cfg):
+            raise KeyError(f"'{key}' is not a field of the config (no section '{part}')")
+    if field not in node.fields() or isinstance(getattr(node, field), Cfg):
+        raise KeyError(f"'{key}' is not a field of the config")
+    setattr(node, field, copy.deepcopy(value))
+
+
+def config_at(cfg: Cfg, iteration: int) -> Cfg:
+    """A copy of `cfg` with the stage settings in force at `iteration` written into it (for play and eval)."""
+    settled = copy.deepcopy(cfg)
+    for key, value in settings_at(getattr(cfg.runner, "stages", []) or [], iteration).items():
+        set_dotted(settled, key, value)
+    return settled

@@ -1,0 +1,53 @@
+"""runner.stages: shape and value checks (one line each), and the settings in force at an iteration."""
+
+import pytest
+
+from config import ConfigError, apply_overrides, load_config
+from config.stages import config_at, settings_at
+
+STAGES = [
+    {"from_iteration": 10, "set": {"rewards.scales.termination": -2.0}},
+    {"from_iteration": 5, "set": {"domain_rand.joint_damping_range": [0.2, 5.0]}},
+    {"from_iteration": 20, "set": {"rewards.scales.termination": -5.0}},
+]
+
+
+def test_settings_at_merges_the_stages_passed_in_iteration_order_later_ones_winning():
+    assert settings_at(STAGES, 4) == {}
+    assert settings_at(STAGES, 5) == {"domain_rand.joint_damping_range": [0.2, 5.0]}
+    assert settings_at(STAGES, 19) == {"domain_rand.joint_damping_range": [0.2, 5.0], "rewards.scales.termination": -2.0}
+    assert settings_at(STAGES, 1000)["rewards.scales.termination"] == -5.0
+
+
+def test_config_at_writes_the_settings_into_a_copy():
+    cfg = apply_overrides(load_config("go2"), [f"runner.stages={STAGES}"])
+    settled = config_at(cfg, 12)
+    assert settled.rewards.scales.termination == -2.0
+    assert settled.domain_rand.joint_damping_range == [0.2, 5.0]
+    assert cfg.rewards.scales.termination == 0.0  # the config itself is unchanged
+    assert config_at(cfg, 1).rewards.scales.termination == 0.0
+
+
+@pytest.mark.parametrize("stages, expected", [
+    ('[{"from_iteration": 0, "set": {"rewards.scales.termination": -5}}]', "from_iteration as an integer >= 1"),
+    ('[{"from_iteration": 3}]', "exactly the keys from_iteration and set"),
+    ('[{"from_iteration": 3, "set": {}}]', "non-empty mapping"),
+    ('[{"from_iteration": 3, "set": {"sim.dt": 0.01}}]', "not 'sim.dt'"),
+    ('[{"from_iteration": 3, "set": {"domain_rand.push_robots": false}}]', "not 'domain_rand.push_robots'"),
+    ('[{"from_iteration": 3, "set": {"rewards.scales.nonsense": 1.0}}]', "'rewards.scales.nonsense' is not a field"),
+    ('[{"from_iteration": 3, "set": {"domain_rand.joint_damping_range": [2, 1]}}]', "ordered range"),
+    ('[{"from_iteration": 3, "set": {"rewards.scales.termination": "big"}}]', "a finite number"),
+    ("5", "expects a list"),
+])
+def test_a_bad_stage_is_one_config_error_naming_what_is_accepted(stages, expected):
+    with pytest.raises(ConfigError) as err:
+        apply_overrides(load_config("go2"), [f"runner.stages={stages}"])
+    message = str(err.value)
+    assert expected in message and "\n" not in message
+
+
+def test_the_committed_go2_stages_validate_and_end_with_the_robust_settings():
+    cfg = load_config("go2")
+    final = config_at(cfg, 10**6)
+    assert final.rewards.scales.termination < 0
+    assert final.domain_rand.joint_damping_range[1] > cfg.domain_rand.joint_damping_range[1]
