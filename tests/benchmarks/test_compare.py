@@ -98,3 +98,32 @@ def test_eval_compare_iteration_is_a_number_or_final():
     assert parse_iteration("300") == 300 and parse_iteration("final") is None
     with pytest.raises(argparse.ArgumentTypeError, match="'last'"):
         parse_iteration("last")
+
+
+def test_two_settings_of_our_ppo_are_read_from_their_arm_folders_and_compared(tmp_path, capsys):
+    for seed, (old, new) in enumerate([(0.80, 0.85), (0.82, 0.86)], start=1):
+        for label, final in (("old", old), ("new", new)):
+            folder = tmp_path / f"seed{seed}" / label
+            folder.mkdir(parents=True)
+            (folder / "curve_ours.json").write_text(json.dumps(_curve("ours", seed, [0.5] * 10 + [final] * 10)))
+    runs = compare.load_runs(tmp_path)
+    assert set(runs) == {"old", "new"} and set(runs["new"]) == {1, 2}
+    summary = compare.summarize(runs)
+    assert summary["new_minus_old"]["mean"] == pytest.approx(0.045)
+    assert compare.main(["--summarize", "--out", str(tmp_path), "--arm", "old=sim.dt=0.005", "--arm", "new="]) == 0
+    assert "new - old: +0.0450" in capsys.readouterr().out
+
+
+def test_an_arm_is_a_name_and_semicolon_separated_overrides():
+    arm = compare.Arm.parse("old=sim.dt=0.005; control.decimation=4;runner.stages=[]")
+    assert arm.label == "old" and arm.algo == "ours" and arm.own_folder
+    assert arm.overrides == ["sim.dt=0.005", "control.decimation=4", "runner.stages=[]"]
+    assert compare.Arm.parse("new=").overrides == []
+    with pytest.raises(SystemExit, match="NAME=section.field=value"):
+        compare.Arm.parse("no equals sign")
+
+
+def test_arms_must_come_in_a_pair_with_two_names(tmp_path, capsys):
+    assert compare.main(["--summarize", "--out", str(tmp_path), "--arm", "a=x.y=1"]) == 2
+    assert compare.main(["--summarize", "--out", str(tmp_path), "--arm", "a=", "--arm", "a="]) == 2
+    assert "exactly twice" in capsys.readouterr().err
