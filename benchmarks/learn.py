@@ -183,10 +183,14 @@ def plot_curves(out_dir: Path) -> Path | None:
         if levels:
             series.append((2, "terrain_level", "-", f"{algo} mean terrain level"))
         resumed = [i for i, r in enumerate(rows) if r["iteration"] in set(data.get("resumed_at_iterations", []))]
+        staged = [i for i, r in enumerate(rows) if r["iteration"] in set(data.get("stage_iterations", []))]
         for col, x in enumerate([minutes, steps]):
             for i in resumed:  # where a resumed run continued the curve
                 for row in range(len(axes)):
                     axes[row][col].axvline(x[i], color=colors[k], ls=":", lw=1)
+            for i in staged:  # where a training stage (runner.stages) changed rewards or randomisation
+                for row in range(len(axes)):
+                    axes[row][col].axvline(x[i], color="grey", ls="-.", lw=0.8, alpha=0.7)
             for row, key, style, label in series:
                 y = [r.get(key, float("nan")) for r in rows]
                 # raw iterations faintly, a moving mean on top
@@ -203,7 +207,7 @@ def plot_curves(out_dir: Path) -> Path | None:
             axes[row][col].legend(fontsize=8)
     first = next(iter(curves.values()))
     fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']} "
-                 f"(faint: per iteration, bold: mean of {SMOOTH}; dotted: resumed)")
+                 f"(faint: per iteration, bold: mean of {SMOOTH}; dotted: resumed; dash-dot: a training stage starts)")
     return save_figure(fig, out_dir / "learning_curve.png")
 
 
@@ -261,7 +265,9 @@ def main(argv: list[str] | None = None) -> int:
         curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
                  "seed": args.seed, "overrides": overrides, "torch_threads": torch.get_num_threads(),
                  "machine": f"{platform.machine()} x {len(os.sched_getaffinity(0))} cores",
-                 "resumed_at_iterations": resumed_at, "rows": recorder.rows}
+                 "resumed_at_iterations": resumed_at,
+                 "stage_iterations": sorted({st["from_iteration"] for st in getattr(cfg.runner, "stages", []) or []}),
+                 "rows": recorder.rows}
         atomic_write_text(out_dir / f"curve_{args.algo}.json", json.dumps(curve, indent=1) + "\n")
 
     resumed_at = (previous_resumes or []) + ([previous_rows[-1]["iteration"]] if previous_rows else [])
