@@ -9,6 +9,9 @@ from config.go2 import go2
 
 
 class example_quad(go2):
+    class sim(go2.sim):
+        dt = 0.005  # s, physics step (Go2's 0.01 s x 2 is validated on Go2 only)
+
     class control(go2.control):
         decimation = 4  # physics steps per policy step: 50 Hz at dt 0.005
         action_scale = 0.25  # rad of joint target per unit action

@@ -8,6 +8,17 @@ from config.go2 import go2
 
 
 class go2_rough(go2):
+    # The physics and schedule its policy trained with; flat Go2's 0.01 s x 2 step and stages are
+    # not yet trained on terrain (a foot meets a stair edge within one step).
+    class sim(go2.sim):
+        dt = 0.005  # s, physics step
+
+    class control(go2.control):
+        decimation = 4  # physics steps per policy step: 50 Hz at dt 0.005
+
+    class runner(go2.runner):
+        stages = []  # no training stages (flat Go2's fall penalty and damping stages are untried here)
+
     class terrain(go2.terrain):
         mesh_type = "heightfield"  # the tile grid of env/terrain
         terrain_proportions = {"random_rough": 0.1, "slope_up": 0.05, "slope_down": 0.05, "rough_slope": 0.1,

@@ -5,6 +5,19 @@ from config.qmini import qmini
 
 
 class qmini_rough(qmini):
+    # The physics and PPO its policy trained with; flat Qmini's 0.0075 s x 2 step and symmetry
+    # are not yet trained on terrain.
+    class sim(qmini.sim):
+        dt = 0.005  # s, physics step
+
+    class control(qmini.control):
+        decimation = 3  # physics steps per policy step: 66.7 Hz at dt 0.005
+
+    class algorithm(qmini.algorithm):
+        class symmetry(qmini.algorithm.symmetry):
+            use_data_augmentation = False  # bool, add every sample's mirror image to the PPO minibatches
+            use_mirror_loss = False  # bool, penalise actor(mirror(obs)) != mirror(actor(obs))
+
     class terrain(qmini.terrain):
         mesh_type = "heightfield"  # the tile grid of env/terrain
         tile_size = 4.0  # m, smaller tiles: Qmini walks at most 0.7 m/s, promotion needs half a tile per episode

@@ -109,3 +109,15 @@ def test_frictionloss_as_damping(go2_cfg):
     legs = base.dof_frictionloss > 0
     assert legs.sum() == 12 and damped.dof_frictionloss.sum() == 0
     np.testing.assert_allclose(damped.dof_damping[legs], base.dof_damping[legs] + base.dof_frictionloss[legs] / 2.0)
+
+
+def test_forward_passes_outside_mj_step_are_not_counted_in_the_profile():
+    from benchmarks.physics_cost import STAGES, profile_rows
+
+    timers = {name: (1.0, 10) for _, name, _ in STAGES}
+    timers["step"] = (2.0, 10)
+    timers["forward"] = (2.09, 11)  # one restart's mj_forward besides the 10 inside mj_step: raw share 1.045
+    rows = {r["timer"]: r for r in profile_rows(timers)}
+    assert rows["forward"]["share"] == pytest.approx(2.09 * 10 / 11 / 2.0) and rows["forward"]["share"] < 1
+    assert rows["advance"]["share"] == pytest.approx(0.5)  # mj_step only: not scaled
+    assert rows["step"]["share"] == 1.0 and rows["step"]["us_per_step"] == pytest.approx(2e5)
