@@ -20,9 +20,8 @@ class TrainingStages:
         self.stages = sorted(stages or [], key=lambda s: s["from_iteration"])
         self.print = print_fn
         self.applied = 0  # stages written into the env so far
-        if self.stages:
-            for stage in self.stages:  # a stage the env cannot take fails now, not minutes into the run
-                env.check_settings(stage["set"])
+        for stage in self.stages:  # a stage the env cannot take fails now, not minutes into the run
+            env.check_settings(stage["set"])
 
     def advance(self, iteration: int) -> None:
         """Apply every stage that holds at `iteration` (the iteration about to run) and is not applied yet."""
