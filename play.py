@@ -19,6 +19,7 @@ if __name__ == "__main__":
         print(f"error: {_err}", file=sys.stderr)
         sys.exit(2)
 
+import copy  # noqa: E402
 import math  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
@@ -50,19 +51,22 @@ class PlayError(ValueError):
 
 
 # ----------------------------------------------------------------------------- set-up
-def load_experiment(args, iteration: int | None = None) -> tuple[Experiment, Cfg]:
-    """The experiment and its config; with `iteration`, the stage settings (runner.stages) it trained under then."""
+def load_experiment(args) -> tuple[Experiment, Cfg]:
+    """The experiment and its saved config, as trained (no overrides yet: see `session_config`)."""
     exp = open_experiment(args.name)  # a name in experiments/, or a policy folder's path (read only)
     if not exp.dir.is_dir():
         raise ExperimentError(f"no experiment '{args.name}': looked for {exp.dir}")
     if not exp.cfg_path.is_file():
         raise ExperimentError(f"experiment '{args.name}' has no model/cfg.yaml (looked for {exp.cfg_path}); "
                               "train it with train.py first")
-    cfg = load_saved_config(exp.cfg_path)
-    if iteration is not None:
-        cfg = config_at(cfg, iteration)
-    apply_overrides(cfg, args.set + ([f"sim.backend={args.backend}"] if args.backend else []))
-    return exp, cfg
+    return exp, load_saved_config(exp.cfg_path)
+
+
+def session_config(saved: Cfg, args, iteration: int | None = None) -> Cfg:
+    """A copy of the saved config with, at `iteration`, the stage settings (runner.stages) it trained under
+    then, and the user's --set and --backend on top."""
+    cfg = config_at(saved, iteration) if iteration is not None else copy.deepcopy(saved)
+    return apply_overrides(cfg, args.set + ([f"sim.backend={args.backend}"] if args.backend else []))
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -141,7 +145,8 @@ class Session:
 
     def __init__(self, args):
         self.args = args
-        self.exp, self.cfg = load_experiment(args)
+        self.exp, saved = load_experiment(args)
+        self.cfg = session_config(saved, args)
         send_mujoco_log_to(None if self.exp.read_only else self.exp.log_dir)  # never MUJOCO_LOG.TXT in the cwd
         check_tile_flags(self.cfg.terrain, args.terrain, args.level, getattr(self.cfg, "name", "?"))
         if self.exp.read_only and args.eval and not args.out:
@@ -167,7 +172,7 @@ class Session:
                 except CheckpointError:
                     self.ckpt = None  # not needed by the baselines asked for
         if self.ckpt_data is not None and getattr(self.cfg.runner, "stages", None):
-            self.exp, self.cfg = load_experiment(args, self.iteration())  # e.g. the fall penalty it ended with
+            self.cfg = session_config(saved, args, self.iteration())  # e.g. the fall penalty it ended with
         if self.schedule is not None:
             for note in self.schedule.out_of_range(self.cfg.commands):
                 print(f"note: {note}", flush=True)

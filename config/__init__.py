@@ -22,10 +22,10 @@ import yaml
 from config.base import Base
 from config.legacy import LegacyConfigError
 from config.legacy import migrate as migrate_legacy_fields
+from config.fields import OVERRIDES, set_field
 from config.validate import ConfigError, validate_config
-from utils.yaml import DICT_FIELDS, Cfg, ParamsProcess
+from utils.yaml import Cfg, ParamsProcess
 
-OVERRIDES = "the overrides (--set and flags)"  # where override values come from, in messages
 
 __all__ = ["ConfigError", "apply_overrides", "available_configs", "load_config", "load_saved_config",
            "reference_config", "validate_config"]
@@ -167,67 +167,8 @@ def apply_overrides(cfg: Cfg, overrides: Iterable[str]) -> Cfg:
     return cfg
 
 
-def set_field(cfg: Cfg, key: str, value: Any) -> None:
-    """Set ``a.b.c`` in the tree; unknown parts raise `ConfigError` naming the valid ones."""
-    parts = key.split(".")
-    if len(parts) < 2:
-        raise ConfigError(f"override key '{key}' needs a section, e.g. runner.{key}; sections: {_sections(cfg)}")
-    node: Any = cfg
-    path: list[str] = []
-    for part in parts[:-1]:
-        if not isinstance(node, Cfg):
-            raise ConfigError(f"'{'.'.join(path)}' is a field, not a section; use {'.'.join(path)}=value")
-        if part not in node.fields():
-            if path:
-                raise ConfigError(f"unknown key '{part}' in section '{'.'.join(path)}'; valid: {', '.join(node.fields())}")
-            raise ConfigError(f"unknown section '{part}'; sections: {_sections(cfg)}")
-        node = getattr(node, part)
-        path.append(part)
-    field, section = parts[-1], ".".join(path)
-    if isinstance(node, dict) and path[-1] in DICT_FIELDS:  # e.g. control.stiffness.hip_yaw=50
-        node[field] = _coerce(key, node[field], value) if field in node else value
-        return
-    if not isinstance(node, Cfg):
-        raise ConfigError(f"'{section}' is a field, not a section; use {section}=value")
-    if field not in node.fields():
-        raise ConfigError(f"unknown field '{field}' in section '{section}'; valid fields: {', '.join(node.fields())}")
-    old = getattr(node, field)
-    if isinstance(old, Cfg):
-        raise ConfigError(f"'{key}' is a section; set one of its fields: {', '.join(old.fields())}")
-    setattr(node, field, _coerce(key, old, value))
-
-
 def _parse_value(text: str) -> Any:
     try:
         return yaml.safe_load(text) if text else ""
     except yaml.YAMLError:
         return text
-
-
-_TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", list: "a list", dict: "a mapping"}
-
-
-def _coerce(key: str, old: Any, value: Any) -> Any:
-    """Keep the field's type: ints become floats for float fields; a type change is an error."""
-    if isinstance(old, bool):
-        if not isinstance(value, bool):
-            raise ConfigError(f"{key} = {value!r} in {OVERRIDES}: expects true or false")
-        return value
-    if isinstance(old, float) and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(old, int) and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(old, str):
-        return str(value)
-    if isinstance(old, list) and isinstance(value, list):
-        return value
-    if isinstance(old, dict) and isinstance(value, dict):
-        return value
-    if old is None:
-        return value
-    raise ConfigError(f"{key} = {value!r} in {OVERRIDES}: expects {_TYPE_NAMES.get(type(old), type(old).__name__)}, "
-                      f"e.g. {old!r}")
-
-
-def _sections(cfg: Cfg) -> str:
-    return ", ".join(f for f in cfg.fields() if isinstance(getattr(cfg, f), Cfg))

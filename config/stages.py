@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from config.fields import set_field
 from utils.yaml import Cfg
 
 LIVE_PREFIXES = ("rewards.scales.", "domain_rand.")  # domain_rand: the `*_range` fields of a switched-on draw
@@ -53,22 +54,9 @@ def settings_at(stages: list[dict[str, Any]], iteration: int) -> dict[str, Any]:
     return merged
 
 
-def set_dotted(cfg: Cfg, key: str, value: Any) -> None:
-    """Set field ``section.field`` (any depth) of `cfg`; KeyError names the first part that is missing."""
-    *sections, field = key.split(".")
-    node = cfg
-    for part in sections:
-        node = getattr(node, part, None)
-        if not isinstance(node, Cfg):
-            raise KeyError(f"'{key}' is not a field of the config (no section '{part}')")
-    if field not in node.fields() or isinstance(getattr(node, field), Cfg):
-        raise KeyError(f"'{key}' is not a field of the config")
-    setattr(node, field, copy.deepcopy(value))
-
-
 def config_at(cfg: Cfg, iteration: int) -> Cfg:
     """A copy of `cfg` with the stage settings in force at `iteration` written into it (for play and eval)."""
     settled = copy.deepcopy(cfg)
     for key, value in settings_at(getattr(cfg.runner, "stages", []) or [], iteration).items():
-        set_dotted(settled, key, value)
+        set_field(settled, key, value, origin="runner.stages")
     return settled

@@ -14,12 +14,10 @@ import copy
 import math
 from typing import Any, Callable
 
-from config.stages import set_dotted, stage_problem
+from config.errors import ConfigError
+from config.fields import set_field
+from config.stages import stage_problem
 from utils.yaml import DICT_FIELDS, Cfg
-
-
-class ConfigError(ValueError):
-    """A user-facing config problem; the message is one line saying what would be right."""
 
 
 Check = Callable[[Any], "str | None"]  # None when the value is fine, else what is accepted
@@ -308,7 +306,7 @@ def _check_stages(cfg: Cfg, reference: Cfg, origin: str, allow_unknown: bool) ->
         staged.runner.stages = []
         for key, value in stage["set"].items():
             try:
-                set_dotted(staged, key, value)
-            except KeyError as err:
-                raise ConfigError(f"{where}: {err.args[0]}") from None
+                set_field(staged, key, value, origin=where)
+            except ConfigError as err:  # an unknown key's message does not say where it came from
+                raise (err if where in str(err) else ConfigError(f"{where}: {err}")) from None
         validate_config(staged, reference, where, allow_unknown)
