@@ -19,7 +19,6 @@ if __name__ == "__main__":
         print(f"error: {_err}", file=sys.stderr)
         sys.exit(2)
 
-import copy  # noqa: E402
 import math  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
@@ -62,11 +61,11 @@ def load_experiment(args) -> tuple[Experiment, Cfg]:
     return exp, load_saved_config(exp.cfg_path)
 
 
-def session_config(saved: Cfg, args, iteration: int | None = None) -> Cfg:
-    """A copy of the saved config with, at `iteration`, the stage settings (runner.stages) it trained under
-    then, and the user's --set and --backend on top."""
-    cfg = config_at(saved, iteration) if iteration is not None else copy.deepcopy(saved)
-    return apply_overrides(cfg, args.set + ([f"sim.backend={args.backend}"] if args.backend else []))
+def session_config(saved: Cfg, args, iteration: int = 0) -> Cfg:
+    """A copy of the saved config with the stage settings (runner.stages) it trained under at `iteration`
+    (0: none yet) and the user's --set and --backend on top."""
+    return apply_overrides(config_at(saved, iteration),
+                           args.set + ([f"sim.backend={args.backend}"] if args.backend else []))
 
 
 def _relative(path: Path, root: Path) -> str:
