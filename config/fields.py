@@ -17,20 +17,24 @@ OVERRIDES = "the overrides (--set and flags)"  # where override values come from
 def set_field(cfg: Cfg, key: str, value: Any, origin: str = OVERRIDES) -> None:
     """Set ``a.b.c`` in the tree; unknown parts or a changed type raise `ConfigError` naming what is valid.
 
-    `origin` says in messages where the value came from (overrides, a training stage).
+    `origin` says in every message where the value came from (the overrides, a training stage).
     """
     parts = key.split(".")
+
+    def refuse(problem: str) -> ConfigError:  # every message names the key and where it came from
+        return ConfigError(f"{key} in {origin}: {problem}")
+
     if len(parts) < 2:
-        raise ConfigError(f"override key '{key}' needs a section, e.g. runner.{key}; sections: {_sections(cfg)}")
+        raise refuse(f"needs a section, e.g. runner.{key}; sections: {_sections(cfg)}")
     node: Any = cfg
     path: list[str] = []
     for part in parts[:-1]:
         if not isinstance(node, Cfg):
-            raise ConfigError(f"'{'.'.join(path)}' is a field, not a section; use {'.'.join(path)}=value")
+            raise refuse(f"'{'.'.join(path)}' is a field, not a section; use {'.'.join(path)}=value")
         if part not in node.fields():
             if path:
-                raise ConfigError(f"unknown key '{part}' in section '{'.'.join(path)}'; valid: {', '.join(node.fields())}")
-            raise ConfigError(f"unknown section '{part}'; sections: {_sections(cfg)}")
+                raise refuse(f"unknown key '{part}' in section '{'.'.join(path)}'; valid: {', '.join(node.fields())}")
+            raise refuse(f"unknown section '{part}'; sections: {_sections(cfg)}")
         node = getattr(node, part)
         path.append(part)
     field, section = parts[-1], ".".join(path)
@@ -38,12 +42,12 @@ def set_field(cfg: Cfg, key: str, value: Any, origin: str = OVERRIDES) -> None:
         node[field] = _coerce(key, node[field], value, origin) if field in node else value
         return
     if not isinstance(node, Cfg):
-        raise ConfigError(f"'{section}' is a field, not a section; use {section}=value")
+        raise refuse(f"'{section}' is a field, not a section; use {section}=value")
     if field not in node.fields():
-        raise ConfigError(f"unknown field '{field}' in section '{section}'; valid fields: {', '.join(node.fields())}")
+        raise refuse(f"unknown field '{field}' in section '{section}'; valid fields: {', '.join(node.fields())}")
     old = getattr(node, field)
     if isinstance(old, Cfg):
-        raise ConfigError(f"'{key}' is a section; set one of its fields: {', '.join(old.fields())}")
+        raise refuse(f"'{key}' is a section; set one of its fields: {', '.join(old.fields())}")
     setattr(node, field, _coerce(key, old, value, origin))
 
 

@@ -305,8 +305,5 @@ def _check_stages(cfg: Cfg, reference: Cfg, origin: str, allow_unknown: bool) ->
         staged = copy.deepcopy(cfg)
         staged.runner.stages = []
         for key, value in stage["set"].items():
-            try:
-                set_field(staged, key, value, origin=where)
-            except ConfigError as err:  # an unknown key's message does not say where it came from
-                raise (err if where in str(err) else ConfigError(f"{where}: {err}")) from None
+            set_field(staged, key, value, origin=where)
         validate_config(staged, reference, where, allow_unknown)
