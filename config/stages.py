@@ -10,9 +10,11 @@ settings hold, so that one config trains the robust policy in one command:
         {"from_iteration": 700, "set": {"domain_rand.joint_damping_range": [0.1, 20.0]}},
     ]
 
-Only settings the env can change while it runs are accepted (`LIVE_PREFIXES`):
-reward scales take effect at the next step, randomisation ranges at each env's
-next reset (a robot does not change mid-episode). Stages are applied in order of
+Only settings the env can change while it runs are accepted: reward scales and
+the reward parameters the terms read at every step (`LIVE_REWARD_PARAMS`, e.g.
+tightening `rewards.tracking_sigma` once the robot walks) take effect at the next
+step, randomisation ranges at each env's next reset (a robot does not change
+mid-episode). Stages are applied in order of
 ``from_iteration``; a later stage overrides an earlier one's value. A resumed run
 applies every stage it has passed before its first iteration.
 """
@@ -25,7 +27,10 @@ from typing import Any
 from config.fields import set_field
 from utils.yaml import Cfg
 
-LIVE_PREFIXES = ("rewards.scales.", "domain_rand.")  # domain_rand: the `*_range` fields of a switched-on draw
+# Reward parameters that env/tasks/rewards.py reads at every step (base_height_target is not one:
+# the height-scan observation is measured from it).
+LIVE_REWARD_PARAMS = ("tracking_sigma", "tracking_sigma_yaw", "feet_air_time_target", "soft_dof_pos_limit")
+LIVE_SETTINGS = "rewards.scales.<term>, rewards.<" + "|".join(LIVE_REWARD_PARAMS) + "> or domain_rand.<name>_range"
 STAGE_KEYS = ("from_iteration", "set")
 
 
@@ -39,10 +44,17 @@ def stage_problem(stage: Any) -> str | None:
     if not isinstance(settings, dict) or not settings or not all(isinstance(k, str) for k in settings):
         return "set as a non-empty mapping of section.field names to values"
     for key in settings:
-        if not key.startswith(LIVE_PREFIXES) or key.startswith("domain_rand.") and not key.endswith("_range"):
-            return (f"settings the env can change while it runs (rewards.scales.<term> or domain_rand.<name>_range), "
-                    f"not '{key}'")
+        if not is_live_setting(key):
+            return f"settings the env can change while it runs ({LIVE_SETTINGS}), not '{key}'"
     return None
+
+
+def is_live_setting(key: str) -> bool:
+    """Whether a dotted config key is one the running env can take (by its name; values are checked apart)."""
+    section, _, name = key.partition(".")
+    if section == "domain_rand":
+        return name.endswith("_range")
+    return section == "rewards" and (name.startswith("scales.") or name in LIVE_REWARD_PARAMS)
 
 
 def settings_at(stages: list[dict[str, Any]], iteration: int) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from config.stages import LIVE_REWARD_PARAMS, LIVE_SETTINGS
 from env.legged_robot import LeggedRobotEnv
 from env.tasks import load_task_cls
 from env.tasks.base import Task
@@ -52,7 +53,8 @@ class GymEnvWrapper:
         return self.task.mirror_maps()
 
     def apply_settings(self, settings: dict[str, Any], check_only: bool = False) -> None:
-        """Change reward scales and randomisation ranges of the running env (a training stage, config/stages.py).
+        """Change reward scales, live reward parameters and randomisation ranges of the running env (a training
+        stage, config/stages.py).
 
         With `check_only`, nothing changes: a setting the env cannot take raises ValueError.
         """
@@ -62,9 +64,17 @@ class GymEnvWrapper:
                 self.task.set_reward_scale(key.removeprefix("rewards.scales."), float(value), check_only)
             elif section == "domain_rand":
                 self.robot.domain_rand.set_range(name, [float(x) for x in value], check_only)
+            elif section == "rewards" and name in LIVE_REWARD_PARAMS:
+                self._set_reward_param(name, value, check_only)
             else:
-                raise ValueError(f"{key} cannot change during a run; a stage sets rewards.scales.<term> "
-                                 "or domain_rand.<name>_range")
+                raise ValueError(f"{key} cannot change during a run; a stage sets {LIVE_SETTINGS}")
+
+    def _set_reward_param(self, name: str, value: Any, check_only: bool) -> None:
+        """A reward parameter the terms read at every step (all are positive: kernel widths, a time, a fraction)."""
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"rewards.{name} must be a positive number, got {value!r}")
+        if not check_only:
+            setattr(self.cfg.rewards, name, float(value))
 
     def check_settings(self, settings: dict[str, Any]) -> None:
         """Raise ValueError if `apply_settings` would refuse any of `settings`."""

@@ -34,6 +34,8 @@ def test_config_at_writes_the_settings_into_a_copy():
     ('[{"from_iteration": 3, "set": {}}]', "non-empty mapping"),
     ('[{"from_iteration": 3, "set": {"sim.dt": 0.01}}]', "not 'sim.dt'"),
     ('[{"from_iteration": 3, "set": {"domain_rand.push_robots": false}}]', "not 'domain_rand.push_robots'"),
+    ('[{"from_iteration": 3, "set": {"rewards.base_height_target": 0.3}}]', "not 'rewards.base_height_target'"),
+    ('[{"from_iteration": 3, "set": {"rewards.tracking_sigma": "tight"}}]', "expects a number"),
     ('[{"from_iteration": 3, "set": {"rewards.scales.nonsense": 1.0}}]', "unknown field 'nonsense' in section 'rewards.scales'"),
     ('[{"from_iteration": 3, "set": {"domain_rand.joint_damping_range": [2, 1]}}]', "ordered range"),
     ('[{"from_iteration": 3, "set": {"rewards.scales.termination": "big"}}]', "expects a number"),
@@ -45,6 +47,13 @@ def test_a_bad_stage_is_one_config_error_naming_what_is_accepted(stages, expecte
     message = str(err.value)
     assert expected in message and "\n" not in message
     assert stages == "5" or "runner.stages[0]" in message  # the line names the stage at fault
+
+
+def test_a_live_reward_parameter_is_a_stage_setting():
+    stages = [{"from_iteration": 7, "set": {"rewards.tracking_sigma": 0.1}}]
+    cfg = apply_overrides(load_config("go2"), [f"runner.stages={stages}"])
+    assert config_at(cfg, 7).rewards.tracking_sigma == 0.1
+    assert config_at(cfg, 6).rewards.tracking_sigma == cfg.rewards.tracking_sigma != 0.1
 
 
 def test_the_committed_go2_stages_validate_and_end_with_the_robust_settings():

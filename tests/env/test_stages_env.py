@@ -1,9 +1,13 @@
 """A training stage changes the running env: reward scales at once, randomisation ranges at the next reset."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
+from config.stages import LIVE_REWARD_PARAMS
 from env.gym_env_wrapper import make_env
+from env.tasks.rewards import REWARDS
 
 
 def test_a_reward_scale_set_by_a_stage_is_summed_from_the_next_step(qmini_cfg):
@@ -44,3 +48,47 @@ def test_settings_the_env_cannot_take_are_refused_before_anything_changes(qmini_
         env.check_settings({"sim.dt": 0.01})
     env.check_settings({"rewards.scales.termination": -1.0})
     assert env.task.reward_terms["termination"][1] == qmini_cfg.rewards.scales.termination  # check only
+
+
+def _fake_task(rewards) -> SimpleNamespace:
+    """Just what the reward terms that read LIVE_REWARD_PARAMS look at, with every term away from 0."""
+    env = SimpleNamespace(base_lin_vel=torch.tensor([[0.3, 0.0, 0.0]]), base_ang_vel=torch.tensor([[0.0, 0.0, 0.4]]),
+                          dof_pos_limits=torch.tensor([[-1.0, 1.0]]), dof_pos=torch.tensor([[0.95]]),
+                          feet_air_time_at_contact=torch.tensor([[0.6]]), feet_first_contact=torch.tensor([[1.0]]))
+    return SimpleNamespace(env=env, cfg=SimpleNamespace(rewards=rewards), commands=torch.tensor([[0.5, 0.0, 0.0]]))
+
+
+@pytest.mark.parametrize("param, term", [("tracking_sigma", "tracking_lin_vel"), ("tracking_sigma_yaw", "tracking_ang_vel"),
+                                         ("feet_air_time_target", "feet_air_time"),
+                                         ("soft_dof_pos_limit", "dof_pos_limits")])
+def test_each_live_reward_param_is_read_by_its_term_at_every_call(param, term):
+    """LIVE_REWARD_PARAMS is a promise that a stage's new value counts from the next step: the term rereads it."""
+    assert param in LIVE_REWARD_PARAMS
+    rewards = SimpleNamespace(tracking_sigma=0.25, tracking_sigma_yaw=0.3, feet_air_time_target=0.3,
+                              soft_dof_pos_limit=0.9)
+    task = _fake_task(rewards)
+    before = REWARDS[term](task).clone()
+    setattr(rewards, param, getattr(rewards, param) * 0.5)
+    assert not torch.allclose(REWARDS[term](task), before)
+
+
+def test_a_tracking_sigma_set_by_a_stage_tightens_the_kernel_from_the_next_step(qmini_cfg):
+    env = make_env(qmini_cfg)
+    env.reset()
+    env.task.commands[:, :2] = 0.5  # far from the standing robot's velocity: the kernel is below 1
+    wide = REWARDS["tracking_lin_vel"](env.task).clone()
+    sigma = env.task.cfg.rewards.tracking_sigma
+    env.apply_settings({"rewards.tracking_sigma": sigma / 4})
+    assert env.task.cfg.rewards.tracking_sigma == sigma / 4  # the task reads the wrapper's config
+    assert torch.all(REWARDS["tracking_lin_vel"](env.task) < wide)
+
+
+def test_a_reward_param_a_stage_cannot_change_is_refused(qmini_cfg):
+    env = make_env(qmini_cfg)
+    with pytest.raises(ValueError, match="rewards.tracking_sigma must be a positive number, got 0"):
+        env.check_settings({"rewards.tracking_sigma": 0})
+    with pytest.raises(ValueError, match="cannot change during a run; a stage sets rewards.scales"):
+        env.check_settings({"rewards.base_height_target": 0.3})  # the height scan is measured from it
+    before = env.cfg.rewards.tracking_sigma
+    env.check_settings({"rewards.tracking_sigma": 0.05})
+    assert env.cfg.rewards.tracking_sigma == before  # check only
