@@ -83,6 +83,8 @@ class Walker:
         self.last_action = np.zeros((num, spec.num_actions))
         self.elapsed = 0.0  # s in timed Batch.step calls
         self.timed_steps = 0
+        self.persistent = persistent
+        self._timers_at_first_timed_step: dict[str, tuple[float, int]] = {}  # the warm-up's, left out of timers()
         self.restarts = 0
         self.stats = {"solver_iterations": 0.0, "contacts": 0.0, "constraint_rows": 0.0}
         self._restart(np.arange(num), plan.commands[0])
@@ -111,6 +113,8 @@ class Walker:
         self.last_action = action
         expected = self.clock + self.substeps * self.sim_dt
         failed = np.zeros(0, dtype=np.int64)
+        if timed and self.timed_steps == 0 and self.persistent:  # cold first calls would skew the stage shares
+            self._timers_at_first_timed_step = self._summed_timers()
         start = time.perf_counter()
         try:
             self.batch.step(nstep=self.substeps)
@@ -145,7 +149,13 @@ class Walker:
                                      "distance_m")}}
 
     def timers(self) -> dict[str, tuple[float, int]]:
-        """MuJoCo's stage timers summed over the simulations: name -> (s, calls); needs persistent=True."""
+        """MuJoCo's stage timers over the timed steps, summed over the simulations: name -> (s, calls);
+        needs persistent=True."""
+        before = self._timers_at_first_timed_step
+        return {name: (s - before.get(name, (0.0, 0))[0], n - before.get(name, (0.0, 0))[1])
+                for name, (s, n) in self._summed_timers().items()}
+
+    def _summed_timers(self) -> dict[str, tuple[float, int]]:
         total: dict[str, list] = {}
         data = None
         for i in range(self.batch.nsim):
