@@ -5,8 +5,8 @@ from config.qmini import qmini
 
 
 class qmini_rough(qmini):
-    # The physics and PPO its policy trained with; flat Qmini's 0.0075 s x 2 step and symmetry
-    # are not yet trained on terrain.
+    # The physics, PPO and yaw weight its policy trained with; flat Qmini's 0.0075 s x 2 step,
+    # symmetry and doubled yaw-tracking weight are not yet trained on terrain.
     class sim(qmini.sim):
         dt = 0.005  # s, physics step
 
@@ -17,6 +17,10 @@ class qmini_rough(qmini):
         class symmetry(qmini.algorithm.symmetry):
             use_data_augmentation = False  # bool, add every sample's mirror image to the PPO minibatches
             use_mirror_loss = False  # bool, penalise actor(mirror(obs)) != mirror(actor(obs))
+
+    class rewards(qmini.rewards):
+        class scales(qmini.rewards.scales):
+            tracking_ang_vel = 1.0  # per s
 
     class terrain(qmini.terrain):
         mesh_type = "heightfield"  # the tile grid of env/terrain
