@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from config.stages import LIVE_REWARD_PARAMS, LIVE_SETTINGS
+from config.validate import RULES
 from env.legged_robot import LeggedRobotEnv
 from env.tasks import load_task_cls
 from env.tasks.base import Task
@@ -70,11 +71,13 @@ class GymEnvWrapper:
                 raise ValueError(f"{key} cannot change during a run; a stage sets {LIVE_SETTINGS}")
 
     def _set_reward_param(self, name: str, value: Any, check_only: bool) -> None:
-        """A reward parameter the terms read at every step (all are positive: kernel widths, a time, a fraction)."""
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f"rewards.{name} must be a positive number, got {value!r}")
+        """A reward parameter the terms read at every step, checked by the config's own rule for its field."""
+        key = f"rewards.{name}"
+        problem = RULES[key](value)
+        if problem is not None:
+            raise ValueError(f"{key} = {value!r}: expects {problem}")
         if not check_only:
-            setattr(self.cfg.rewards, name, float(value))
+            setattr(self.cfg.rewards, name, None if value is None else float(value))
 
     def check_settings(self, settings: dict[str, Any]) -> None:
         """Raise ValueError if `apply_settings` would refuse any of `settings`."""

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from config.stages import LIVE_REWARD_PARAMS
+from config.validate import RULES
 from env.gym_env_wrapper import make_env
 from env.tasks.rewards import REWARDS
 
@@ -63,7 +64,7 @@ def _fake_task(rewards) -> SimpleNamespace:
                                          ("soft_dof_pos_limit", "dof_pos_limits")])
 def test_each_live_reward_param_is_read_by_its_term_at_every_call(param, term):
     """LIVE_REWARD_PARAMS is a promise that a stage's new value counts from the next step: the term rereads it."""
-    assert param in LIVE_REWARD_PARAMS
+    assert param in LIVE_REWARD_PARAMS and f"rewards.{param}" in RULES  # the env checks a new value by its rule
     rewards = SimpleNamespace(tracking_sigma=0.25, tracking_sigma_yaw=0.3, feet_air_time_target=0.3,
                               soft_dof_pos_limit=0.9)
     task = _fake_task(rewards)
@@ -85,8 +86,10 @@ def test_a_tracking_sigma_set_by_a_stage_tightens_the_kernel_from_the_next_step(
 
 def test_a_reward_param_a_stage_cannot_change_is_refused(qmini_cfg):
     env = make_env(qmini_cfg)
-    with pytest.raises(ValueError, match="rewards.tracking_sigma must be a positive number, got 0"):
+    with pytest.raises(ValueError, match=r"rewards.tracking_sigma = 0: expects a number > 0"):
         env.check_settings({"rewards.tracking_sigma": 0})
+    with pytest.raises(ValueError, match=r"rewards.soft_dof_pos_limit = 1.5: expects a number > 0 and <= 1"):
+        env.check_settings({"rewards.soft_dof_pos_limit": 1.5})  # the config's rule for the field, not a second one
     with pytest.raises(ValueError, match="cannot change during a run; a stage sets rewards.scales"):
         env.check_settings({"rewards.base_height_target": 0.3})  # the height scan is measured from it
     before = env.cfg.rewards.tracking_sigma
