@@ -32,8 +32,8 @@ from env.sim.mujoco_log import send_mujoco_log_to  # noqa: E402
 from env.terrain.curriculum import check_tile_flags  # noqa: E402
 from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
-from rl.evaluation import (eval_commands, evaluate, format_table, parse_policy_list, plot_tracking,  # noqa: E402
-                           random_policy, round_floats, write_json, zero_policy)
+from rl.evaluation import (EVAL_UNITS, eval_commands, evaluate, format_table, parse_policy_list,  # noqa: E402
+                           plot_tracking, random_policy, round_floats, write_json, zero_policy)
 from rl.inference import inference_policy_from_checkpoint  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
 from rl.terrain_eval import by_tile, format_tiles, plot_tiles  # noqa: E402
@@ -216,23 +216,16 @@ def run_export(s: Session) -> None:
 
 
 def run_check_export(s: Session) -> None:
-    import yaml
-
-    from model.export import YAML_NAME, check_export, policy_metadata
+    from model.export import check_export, policy_metadata, recorded_checkpoint
 
     env = build_env(play_cfg(s.cfg, s.args, 1, s.device), s.seed)
     ref = s.ckpt if s.args.checkpoint is not None else None
-    meta_path = s.exp.export_dir / YAML_NAME
-    if ref is None and meta_path.is_file():
+    recorded = recorded_checkpoint(s.exp.export_dir) if ref is None else None
+    if recorded is not None and recorded.startswith("model/"):
         try:
-            recorded = (yaml.safe_load(meta_path.read_text()) or {}).get("checkpoint")
-        except (yaml.YAMLError, AttributeError):
-            recorded = None
-        if isinstance(recorded, str) and recorded.startswith("model/"):
-            try:
-                ref = s.exp.checkpoint(recorded.removeprefix("model/"))
-            except ExperimentError:
-                ref = None
+            ref = s.exp.checkpoint(recorded.removeprefix("model/"))
+        except ExperimentError:
+            ref = None
     policy = None
     if ref is not None:
         data = s.ckpt_data if ref == s.ckpt and s.ckpt_data is not None else read_checkpoint(ref, "cpu", s.exp)
@@ -329,9 +322,7 @@ def run_eval(s: Session) -> None:
         "randomize": a.randomize, "noise": a.noise, "push": a.push,
         "command_mode": mode,
         "commands": first.per_env["command"],
-        "units": {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
-                  "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
-                  "energy_per_metre": "J/m"},
+        "units": EVAL_UNITS,
         "policies": {name: {**r.summary, "per_env": r.per_env, **({"per_terrain": tiles[name]} if name in tiles else {})}
                      for name, r in results.items()},
     }

@@ -236,6 +236,16 @@ def export_policy(policy: torch.nn.Module, env: Any, cfg: Any, out_dir: str | Pa
 
 
 # ----------------------------------------------------------------------------- loading and checking
+def recorded_checkpoint(out_dir: str | Path) -> str | None:
+    """The checkpoint an export folder's policy.yaml says it came from (e.g. "model/policy_500.pt"), or None."""
+    path = Path(out_dir) / YAML_NAME
+    try:
+        recorded = (yaml.safe_load(path.read_text()) or {}).get("checkpoint") if path.is_file() else None
+    except (yaml.YAMLError, AttributeError, OSError):
+        return None
+    return recorded if isinstance(recorded, str) else None
+
+
 def load_onnx_session(path: str | Path):
     try:
         import onnxruntime as ort

@@ -36,6 +36,10 @@ POLICY_CHOICES = ("trained",) + BASELINES
 RANGE_FIELDS = ("lin_vel_x", "lin_vel_y", "ang_vel_yaw")
 MIN_DISTANCE_M = 0.1  # m per episode on average below which energy_per_metre is reported as null
 
+EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
+              "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
+              "energy_per_metre": "J/m"}  # the units eval.json states next to its numbers
+
 # Rows of the printed table: (key in the summary, label, format)
 TABLE_ROWS = [
     ("episode_length_s", "episode length (s)", "{:.2f}"),

@@ -8,7 +8,7 @@ from config import load_config
 from env.gym_env_wrapper import make_env
 from model import load_actor
 from model.export import (JIT_NAME, ONNX_NAME, SCENE_NAME, YAML_NAME, ExportError, check_export, export_onnx, export_policy,
-                          load_jit, load_onnx_session, policy_metadata)
+                          load_jit, load_onnx_session, policy_metadata, recorded_checkpoint)
 from rl.inference import InferencePolicy
 from rl.normalizer import EmpiricalNormalizer
 
@@ -146,3 +146,12 @@ def test_check_export_rejects_other_weights_and_missing_files(env, exported, tmp
         check_export(exported, policy_metadata(env, env.cfg), other)
     with pytest.raises(ExportError, match="no policy.yaml"):
         check_export(tmp_path, policy_metadata(env, env.cfg))
+
+
+def test_recorded_checkpoint_reads_the_yaml_and_tolerates_a_missing_or_garbled_one(exported, tmp_path):
+    assert recorded_checkpoint(exported) == "model/policy.pt"
+    assert recorded_checkpoint(tmp_path) is None
+    (tmp_path / YAML_NAME).write_text("checkpoint: [unclosed\n")
+    assert recorded_checkpoint(tmp_path) is None
+    (tmp_path / YAML_NAME).write_text("- a list, not a mapping\n")
+    assert recorded_checkpoint(tmp_path) is None
