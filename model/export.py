@@ -236,12 +236,25 @@ def export_policy(policy: torch.nn.Module, env: Any, cfg: Any, out_dir: str | Pa
 
 
 # ----------------------------------------------------------------------------- loading and checking
+def _read_metadata(out: Path) -> dict[str, Any]:
+    """policy.yaml of an export folder as a mapping; ExportError (one line) when it is not valid YAML or no mapping."""
+    try:
+        meta = yaml.safe_load((out / YAML_NAME).read_text())
+    except yaml.YAMLError as err:
+        raise ExportError(f"{out / YAML_NAME} is not valid YAML: {' '.join(str(err).split())}") from None
+    if not isinstance(meta, dict):
+        raise ExportError(f"{out / YAML_NAME} does not hold a mapping")
+    return meta
+
+
 def recorded_checkpoint(out_dir: str | Path) -> str | None:
     """The checkpoint an export folder's policy.yaml says it came from (e.g. "model/policy_500.pt"), or None."""
-    path = Path(out_dir) / YAML_NAME
+    out = Path(out_dir)
+    if not (out / YAML_NAME).is_file():
+        return None
     try:
-        recorded = (yaml.safe_load(path.read_text()) or {}).get("checkpoint") if path.is_file() else None
-    except (yaml.YAMLError, AttributeError, OSError):
+        recorded = _read_metadata(out).get("checkpoint")
+    except (ExportError, OSError):  # check_export reports a broken policy.yaml; here it only means "not recorded"
         return None
     return recorded if isinstance(recorded, str) else None
 
@@ -295,12 +308,7 @@ def check_export(out_dir: str | Path, expected: dict[str, Any], policy: torch.nn
     for name in (YAML_NAME, ONNX_NAME, JIT_NAME):
         if not (out / name).is_file():
             raise ExportError(f"no {name} in {out}; run play.py --export first")
-    try:
-        meta = yaml.safe_load((out / YAML_NAME).read_text())
-    except yaml.YAMLError as err:
-        raise ExportError(f"{out / YAML_NAME} is not valid YAML: {' '.join(str(err).split())}") from None
-    if not isinstance(meta, dict):
-        raise ExportError(f"{out / YAML_NAME} does not hold a mapping")
+    meta = _read_metadata(out)
     if meta.get("format") != FORMAT:
         raise ExportError(f"{out / YAML_NAME} has format {meta.get('format')!r}, expected {FORMAT!r}")
     for key in ("num_obs", "num_actions", "joint_names", "control_dt", "action_scale", "clip_actions",

@@ -1,3 +1,5 @@
+import shutil
+
 import mujoco
 import numpy as np
 import pytest
@@ -155,3 +157,14 @@ def test_recorded_checkpoint_reads_the_yaml_and_tolerates_a_missing_or_garbled_o
     assert recorded_checkpoint(tmp_path) is None
     (tmp_path / YAML_NAME).write_text("- a list, not a mapping\n")
     assert recorded_checkpoint(tmp_path) is None
+
+
+@pytest.mark.parametrize("text, expected", [("checkpoint: [unclosed\n", "is not valid YAML"),
+                                            ("- a list\n", "does not hold a mapping")])
+def test_check_export_names_a_broken_policy_yaml_in_one_line(env, exported, tmp_path, text, expected):
+    folder = tmp_path / "export"
+    shutil.copytree(exported, folder)
+    (folder / YAML_NAME).write_text(text)
+    with pytest.raises(ExportError, match=expected) as err:
+        check_export(folder, policy_metadata(env, env.cfg))
+    assert "\n" not in str(err.value)
