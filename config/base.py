@@ -134,6 +134,7 @@ class Base:
     class rewards:
         tracking_sigma = 0.25  # (m/s)^2, width of the exp linear-velocity tracking kernel
         tracking_sigma_yaw = None  # (rad/s)^2, width of the yaw-rate tracking kernel; None = tracking_sigma
+        tracking_sigma_wide = 1.0  # (m/s)^2, width of the wide linear kernel (tracking_lin_vel_wide): pays for push recovery
         base_height_target = 0.5  # m, base height the base_height term aims for
         soft_dof_pos_limit = 0.9  # fraction of the joint range beyond which the limit term penalises
         feet_air_time_target = 0.5  # s, swing duration rewarded by feet_air_time
@@ -141,6 +142,7 @@ class Base:
 
         class scales:
             tracking_lin_vel = 1.0  # per s, exp-kernel tracking of commanded vx, vy
+            tracking_lin_vel_wide = 0.0  # per s, the same tracking with the wide kernel tracking_sigma_wide
             tracking_ang_vel = 0.5  # per s, exp-kernel tracking of commanded yaw rate
             lin_vel_z = -2.0  # per (m/s)^2 s, vertical base velocity
             ang_vel_xy = -0.05  # per (rad/s)^2 s, roll and pitch rates

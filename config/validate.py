@@ -148,6 +148,7 @@ RULES: dict[str, Check] = {
     "commands.gait_stance_ratio": PROBABILITY,
     "rewards.tracking_sigma": POSITIVE,
     "rewards.tracking_sigma_yaw": optional(POSITIVE),
+    "rewards.tracking_sigma_wide": POSITIVE,
     "rewards.soft_dof_pos_limit": float_range(0.0, 1.0, lo_open=True),
     "rewards.feet_air_time_target": NON_NEGATIVE,
     "domain_rand.friction_range": ordered_range(0.0),

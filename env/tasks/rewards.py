@@ -16,6 +16,16 @@ def tracking_lin_vel(task) -> torch.Tensor:
     return torch.exp(-err / task.cfg.rewards.tracking_sigma)
 
 
+def tracking_lin_vel_wide(task) -> torch.Tensor:
+    """exp(-|v_xy,cmd - v_xy|^2 / sigma_wide), a wide second kernel.
+
+    A tight kernel (sigma 0.1) is flat at the errors a push leaves (1 m/s gives e^-10),
+    so it pays nothing for recovering faster from one; this kernel still does.
+    """
+    err = torch.sum(torch.square(task.commands[:, :2] - task.env.base_lin_vel[:, :2]), dim=1)
+    return torch.exp(-err / task.cfg.rewards.tracking_sigma_wide)
+
+
 def tracking_ang_vel(task) -> torch.Tensor:
     """exp(-(yaw rate cmd - yaw rate)^2 / sigma_yaw): 1 at perfect tracking."""
     err = torch.square(task.commands[:, 2] - task.env.base_ang_vel[:, 2])
@@ -108,7 +118,7 @@ def alive(task) -> torch.Tensor:
 
 
 REWARDS = {fn.__name__: fn for fn in [
-    tracking_lin_vel, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height, torques, dof_vel,
+    tracking_lin_vel, tracking_lin_vel_wide, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height, torques, dof_vel,
     dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, foot_slip, gait_contact,
     stand_still, alive,
 ]}

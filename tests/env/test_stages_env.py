@@ -60,17 +60,33 @@ def _fake_task(rewards) -> SimpleNamespace:
 
 
 @pytest.mark.parametrize("param, term", [("tracking_sigma", "tracking_lin_vel"), ("tracking_sigma_yaw", "tracking_ang_vel"),
+                                         ("tracking_sigma_wide", "tracking_lin_vel_wide"),
                                          ("feet_air_time_target", "feet_air_time"),
                                          ("soft_dof_pos_limit", "dof_pos_limits")])
 def test_each_live_reward_param_is_read_by_its_term_at_every_call(param, term):
     """LIVE_REWARD_PARAMS is a promise that a stage's new value counts from the next step: the term rereads it."""
     assert param in LIVE_REWARD_PARAMS and f"rewards.{param}" in RULES  # the env checks a new value by its rule
-    rewards = SimpleNamespace(tracking_sigma=0.25, tracking_sigma_yaw=0.3, feet_air_time_target=0.3,
-                              soft_dof_pos_limit=0.9)
+    rewards = SimpleNamespace(tracking_sigma=0.25, tracking_sigma_yaw=0.3, tracking_sigma_wide=1.0,
+                              feet_air_time_target=0.3, soft_dof_pos_limit=0.9)
     task = _fake_task(rewards)
     before = REWARDS[term](task).clone()
     setattr(rewards, param, getattr(rewards, param) * 0.5)
     assert not torch.allclose(REWARDS[term](task), before)
+
+
+def test_the_wide_kernel_still_pays_for_recovering_from_a_push_where_the_tight_one_is_flat():
+    """After a 1 m/s kick a sigma-0.1 kernel barely changes over the first quarter of the recovery; the wide one rises."""
+    rewards = SimpleNamespace(tracking_sigma=0.1, tracking_sigma_wide=1.0)
+    task = _fake_task(rewards)
+    gains = {}
+    for term in ("tracking_lin_vel", "tracking_lin_vel_wide"):
+        values = []
+        for speed in (1.5, 1.25):  # commanded 0.5 m/s: a 1 m/s error, then 0.75
+            task.env.base_lin_vel = torch.tensor([[speed, 0.0, 0.0]])
+            values.append(float(REWARDS[term](task)))
+        assert values[1] > values[0]
+        gains[term] = values[1] - values[0]
+    assert gains["tracking_lin_vel"] < 0.01 < 0.15 < gains["tracking_lin_vel_wide"]
 
 
 def test_a_tracking_sigma_set_by_a_stage_tightens_the_kernel_from_the_next_step(qmini_cfg):
