@@ -10,10 +10,14 @@ from __future__ import annotations
 import torch
 
 
+def _lin_vel_error_sq(task) -> torch.Tensor:
+    """|v_xy,cmd - v_xy|^2 per env."""
+    return torch.sum(torch.square(task.commands[:, :2] - task.env.base_lin_vel[:, :2]), dim=1)
+
+
 def tracking_lin_vel(task) -> torch.Tensor:
     """exp(-|v_xy,cmd - v_xy|^2 / sigma): 1 at perfect tracking."""
-    err = torch.sum(torch.square(task.commands[:, :2] - task.env.base_lin_vel[:, :2]), dim=1)
-    return torch.exp(-err / task.cfg.rewards.tracking_sigma)
+    return torch.exp(-_lin_vel_error_sq(task) / task.cfg.rewards.tracking_sigma)
 
 
 def tracking_lin_vel_wide(task) -> torch.Tensor:
@@ -22,8 +26,7 @@ def tracking_lin_vel_wide(task) -> torch.Tensor:
     A tight kernel (sigma 0.1) is flat at the errors a push leaves (1 m/s gives e^-10),
     so it pays nothing for recovering faster from one; this kernel still does.
     """
-    err = torch.sum(torch.square(task.commands[:, :2] - task.env.base_lin_vel[:, :2]), dim=1)
-    return torch.exp(-err / task.cfg.rewards.tracking_sigma_wide)
+    return torch.exp(-_lin_vel_error_sq(task) / task.cfg.rewards.tracking_sigma_wide)
 
 
 def tracking_ang_vel(task) -> torch.Tensor:
