@@ -29,7 +29,8 @@ from utils.yaml import Cfg
 
 # Reward parameters that env/tasks/rewards.py reads at every step (base_height_target is not one:
 # the height-scan observation is measured from it).
-LIVE_REWARD_PARAMS = ("tracking_sigma", "tracking_sigma_yaw", "tracking_sigma_wide", "feet_air_time_target", "soft_dof_pos_limit")
+LIVE_REWARD_PARAMS = ("tracking_sigma", "tracking_sigma_yaw", "tracking_sigma_wide", "feet_air_time_target",
+                      "soft_dof_pos_limit")
 LIVE_SETTINGS = "rewards.scales.<term>, rewards.<" + "|".join(LIVE_REWARD_PARAMS) + "> or domain_rand.<name>_range"
 STAGE_KEYS = ("from_iteration", "set")
 

@@ -121,7 +121,7 @@ def alive(task) -> torch.Tensor:
 
 
 REWARDS = {fn.__name__: fn for fn in [
-    tracking_lin_vel, tracking_lin_vel_wide, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height, torques, dof_vel,
-    dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, foot_slip, gait_contact,
-    stand_still, alive,
+    tracking_lin_vel, tracking_lin_vel_wide, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height,
+    torques, dof_vel, dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, foot_slip,
+    gait_contact, stand_still, alive,
 ]}
