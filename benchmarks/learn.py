@@ -40,6 +40,8 @@ from utils.devices import check_device  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
+from utils.warm_start import RECORD_NAME as WARM_RECORD  # noqa: E402
+from utils.warm_start import WarmSource, read_source  # noqa: E402
 from utils.yaml import ParamsProcess  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
@@ -106,12 +108,18 @@ class CurveRecorder:
 
 
 def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder,
-               ckpt: dict | None = None, after_iteration=None) -> OnPolicyRunner:
+               ckpt: dict | None = None, after_iteration=None, warm: WarmSource | None = None) -> OnPolicyRunner:
     runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device=cfg.runner.device, model_dir=experiment.model_dir,
                             cfg_dict=cfg.to_dict(), run_name=experiment.name,
                             verbose=False)  # report() prints the budget-aware line instead
     if ckpt is not None:
         runner.load_state(ckpt, experiment.policy_path)
+    if warm is not None:  # as train.py --init_from: the actor (and what fits of the critic) from another policy
+        normalizers = (runner.obs_normalizer, runner.critic_obs_normalizer) if runner.normalize_observations else \
+            (None, None)
+        warm.load_into(runner.alg.actor, runner.alg.critic, *normalizers, activation=cfg.policy.activation)
+        print(warm.line(), flush=True)
+        atomic_write_text(experiment.model_dir / WARM_RECORD, warm.record())
 
     def budget(it: int, metrics: dict) -> bool:
         report(recorder.flush(it), budget_s)
@@ -236,19 +244,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cpu", help="torch device of env and PPO (cpu, cuda:0)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the experiment and its curve_ours.json (ours only); --minutes is the total budget")
+    parser.add_argument("--init_from", default=None, metavar="NAME|DIR",
+                        help="start from another policy's actor, as train.py --init_from (ours only; the warm "
+                             "start's own training time is not in this run's minutes)")
     args = parser.parse_args(argv)
+    if args.init_from is not None and (args.resume or args.algo != "ours"):
+        raise ValueError("--init_from starts a new run of our PPO: not with --resume or --algo rsl_rl")
 
     overrides = list(args.set) + ([f"env.num_envs={args.num_envs}"] if args.num_envs else []) \
         + ([f"sim.backend={args.backend}"] if args.backend else []) + [f"runner.device={check_device(args.device)}"]
     out_dir = Path(args.out) if args.out else RESULTS / args.config
     experiment = Experiment(args.experiment or f"learn_{args.config}_{args.algo}")
-    ckpt, previous_rows, previous_resumes = None, None, None
+    ckpt, previous_rows, previous_resumes, previous_init = None, None, None, None
     if args.resume:
-        cfg, ckpt, previous_rows, previous_resumes = resume_state(args, experiment, out_dir, overrides)
+        cfg, ckpt, previous_rows, previous_resumes, previous_init = resume_state(args, experiment, out_dir, overrides)
     else:
         cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"])
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg.runner.precision = resolve_precision(cfg.runner.precision, cfg.runner.device)[0]  # recorded as trained
+    warm = read_source(args.init_from, experiment) if args.init_from is not None else None
     if not args.resume:
         experiment.prepare_new(overwrite=True)
         atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
@@ -265,14 +279,15 @@ def main(argv: list[str] | None = None) -> int:
         curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
                  "seed": args.seed, "overrides": overrides, "torch_threads": torch.get_num_threads(),
                  "machine": f"{platform.machine()} x {len(os.sched_getaffinity(0))} cores",
-                 "resumed_at_iterations": resumed_at,
+                 "resumed_at_iterations": resumed_at, "init_from": init_from,
                  "stage_iterations": sorted({st["from_iteration"] for st in getattr(cfg.runner, "stages", []) or []}),
                  "rows": recorder.rows}
         atomic_write_text(out_dir / f"curve_{args.algo}.json", json.dumps(curve, indent=1) + "\n")
 
+    init_from = previous_init if args.resume else args.init_from
     resumed_at = (previous_resumes or []) + ([previous_rows[-1]["iteration"]] if previous_rows else [])
     if args.algo == "ours":
-        train_ours(env, cfg, experiment, budget_s, recorder, ckpt, after_iteration=write_curve)
+        train_ours(env, cfg, experiment, budget_s, recorder, ckpt, after_iteration=write_curve, warm=warm)
     else:
         train_rsl_rl(env, cfg, experiment, budget_s, recorder)
     write_curve()
@@ -309,7 +324,7 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
     if not rows or rows[-1]["iteration"] < it - 1:
         raise ValueError(f"{curve_path} ends at iteration {rows[-1]['iteration'] if rows else 0} but the checkpoint "
                          f"is at {it}; they are not the same run")
-    return cfg, ckpt, rows, curve.get("resumed_at_iterations", [])
+    return cfg, ckpt, rows, curve.get("resumed_at_iterations", []), curve.get("init_from")
 
 
 def keep_policy(experiment: Experiment, dest: Path) -> Path:

@@ -24,6 +24,14 @@ ROBOTS: dict[str, RobotDefaults] = {
     "go2": RobotDefaults(fall_tilt=1.0, fall_height=0.12, push_vel=1.0, push_interval=15.0),
     "qmini": RobotDefaults(fall_tilt=0.8, fall_height=0.25, push_vel=0.3, push_interval=8.0),
 }
+# courses (deploy/courses.py) that `--suite` adds for a policy trained on rough terrain: the
+# rough-terrain issue's targets per config; GENERIC_COURSES for other configs whose policy.yaml
+# says they trained on a height field
+COURSES: dict[str, list[str]] = {
+    "go2_rough": ["stairs_up:0.10", "stairs_down:0.10", "slope_up:0.3", "slope_down:0.3", "boxes:0.08"],
+    "qmini_rough": ["boxes:0.04", "slope_up:0.15", "slope_down:0.15"],
+}
+GENERIC_COURSES = ["stairs_up:0.05", "stairs_down:0.05", "slope_up:0.15", "slope_down:0.15", "boxes:0.04"]
 GENERIC = RobotDefaults(fall_tilt=1.0, fall_height=None, push_vel=1.0, push_interval=15.0)
 FALL_HEIGHT_FRACTION = 0.4
 
@@ -41,3 +49,11 @@ def robot_defaults(config: str | None, training: dict | None = None) -> tuple[Ro
     if config in ROBOTS:
         return ROBOTS[config], True
     return GENERIC, False
+
+
+def suite_courses(config: str | None, training: dict | None = None) -> list[str]:
+    """The courses `--suite` runs for this policy: none for one trained on a flat floor."""
+    if config in COURSES:
+        return COURSES[config]
+    terrain = (training or {}).get("terrain")
+    return GENERIC_COURSES if terrain not in (None, "plane") else []

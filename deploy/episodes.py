@@ -17,7 +17,9 @@ policy.yaml's or the check's own --sim-dt), for every robot still standing:
     9. fall check (tilt, height, non-finite or reset state), then metrics (metrics.py)
 
 Episodes spawn at the default joint pose, the base at spawn_height with zero velocity and
-a random heading. Each episode's heading, random commands and pushes come from its own
+a random heading. On a terrain course (deploy/courses.py) the spawn point, heading and the
+commands are the course's, the fall height is measured above the course's ground, and an
+episode ends early, as a success, once the base crosses the goal line. Each episode's heading, random commands and pushes come from its own
 generator seeded with (seed, episode index), so every variant of a suite sees the same
 episodes. The B episodes of a run step in lockstep (one batched ONNX call per control step),
 each on its own plain MjData.
@@ -34,6 +36,7 @@ import mujoco
 import numpy as np
 
 from deploy.commands import Schedule, random_schedule
+from deploy.courses import Course
 from deploy.metrics import Metrics
 from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
 from deploy.policy_io import OnnxPolicy, PolicySpec, joint_targets
@@ -57,6 +60,9 @@ class RunOptions:
     settle_s: float = 1.0  # s after a command change or a push excluded from steady-state figures
     gait_frequency: float | None = None  # Hz; None: the middle of policy.yaml's gait.frequency_range
     sim_dt: float | None = None  # s, physics step of the check; None: policy.yaml's (workers build the robot with it)
+    course: Course | None = None  # a terrain course (its model is built by the caller); None: flat floor
+    course_speed: float = 0.5  # m/s, commanded forward speed on a course
+    course_push: bool = False  # pushes on courses (only with --push; a suite's pushes are for its variants)
 
     @property
     def num_pushes(self) -> int:
@@ -69,19 +75,26 @@ class EpisodePlan:
     schedule: Schedule
     kicks: np.ndarray  # (num_pushes, 2) m/s, world-frame velocity change of each push
     push_steps: np.ndarray  # (num_pushes,) control step after which each push lands, one per interval
+    start_xy: tuple[float, float] = (0.0, 0.0)  # m, spawn point (a course's; 0, 0 on the flat floor)
 
 
 def plan_episodes(opts: RunOptions, policy: PolicySpec) -> list[EpisodePlan]:
     plans = []
     for i in range(opts.episodes):
         rng = np.random.default_rng([opts.seed, i])
-        heading = float(rng.uniform(-math.pi, math.pi))
+        start = (0.0, 0.0)
+        if opts.course is not None:
+            *start, heading = opts.course.spawn(rng)
+            schedule = Schedule(np.array([[opts.course_speed, 0.0, 0.0]]), np.array([np.inf]))  # yaw: steered
+        else:
+            heading = float(rng.uniform(-math.pi, math.pi))
         kicks = rng.uniform(-opts.push_vel, opts.push_vel, size=(opts.num_pushes, 2))
-        schedule = opts.schedule or random_schedule(rng, policy.command_ranges, policy.zero_threshold,
-                                                    opts.duration, opts.resample_s)
+        if opts.course is None:
+            schedule = opts.schedule or random_schedule(rng, policy.command_ranges, policy.zero_threshold,
+                                                        opts.duration, opts.resample_s)
         every = max(1, int(round(opts.push_interval / policy.control_dt)))
         push_steps = np.arange(opts.num_pushes) * every + rng.integers(0, every, size=opts.num_pushes)
-        plans.append(EpisodePlan(heading, schedule, kicks, push_steps))
+        plans.append(EpisodePlan(heading, schedule, kicks, push_steps, tuple(start)))
     return plans
 
 
@@ -99,10 +112,13 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     fq, fv = robot.free_qpos, robot.free_qvel
     lo, hi = spec.joint_pos_limits[:, 0], spec.joint_pos_limits[:, 1]
 
+    course = opts.course
     datas = [mujoco.MjData(model) for _ in range(num)]
     spawn_pose = np.clip(spec.default_joint_pos, lo, hi)
+    start_z = course.start_height if course is not None else 0.0
     for d, plan in zip(datas, plans):
-        d.qpos[:] = default_pose_qpos(model, robot.qpos_idx, fq, spec, opts.spawn_height, plan.heading)
+        d.qpos[:] = default_pose_qpos(model, robot.qpos_idx, fq, spec, opts.spawn_height + start_z, plan.heading)
+        d.qpos[fq:fq + 2] = plan.start_xy
         d.ctrl[:] = spawn_pose
         mujoco.mj_forward(model, d)
     targets = np.tile(spawn_pose, (num, opts.latency + 1, 1))  # newest first
@@ -110,7 +126,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     gait_f = opts.gait_frequency or (float(np.mean(spec.gait["frequency_range"])) if spec.gait else 0.0)
     gait = GaitClock(num, gait_f, dt)
     builder = ObservationBuilder(spec, num)
-    metrics = Metrics(num, dt)
+    metrics = Metrics(num, dt, course=course is not None)
     live = np.ones(num, dtype=bool)
     seg_start = np.zeros(num)  # s, start of each robot's current command segment
     last_push = np.full(num, -np.inf)  # s
@@ -129,7 +145,12 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
         changed = idx != seg_index
         seg_start[changed] = t
         seg_index[:] = idx
-        return np.stack([p.schedule.commands[i] for p, i in zip(plans, idx)])
+        cmd = np.stack([p.schedule.commands[i] for p, i in zip(plans, idx)])
+        if course is not None:  # steer along the course's axis, as the heading command trained it
+            qpos = np.stack([d.qpos for d in datas])
+            cmd = course.commands(qpos[:, fq:fq + 2], yaw_of(qpos[:, fq + 3:fq + 7]), opts.course_speed,
+                                  tuple(spec.command_ranges[2]))
+        return cmd
 
     cmd = commands_at(0.0)
     st, qpos, _ = state(cmd)
@@ -166,13 +187,16 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
                 last_push[i] = t_after
         qpos = np.stack([d.qpos for d in datas])
         qvel = np.stack([d.qvel for d in datas])
-        fell = fallen(qpos, qvel, fq, opts.fall_tilt, opts.fall_height) | reset
-        lin = base_linear_velocity(qpos, qvel, fq, fv)
         xy = qpos[:, fq:fq + 2]
+        ground = course.ground_height(np.nan_to_num(xy)) if course is not None else 0.0
+        fell = fallen(qpos, qvel, fq, opts.fall_tilt, opts.fall_height + ground) | reset
+        lin = base_linear_velocity(qpos, qvel, fq, fv)
         steady = (t_after - seg_start >= opts.settle_s - 1e-9) & (t_after - last_push >= opts.settle_s - 1e-9)
         live = metrics.record(live, fell, cmd, lin[:, :2], qvel[:, fv + 5], steady,
                               np.linalg.norm(xy - prev_xy, axis=1), t_after)
         metrics.add_energy(live, energy[live])
+        if course is not None:  # past the goal line standing: a success, and the episode ends
+            live = metrics.reach(live, np.nan_to_num(xy[:, 0], nan=-np.inf) >= course.goal_x, t_after)
         prev_xy = np.where(live[:, None], xy, prev_xy)
         if frame_sink is not None and live[0]:
             frame_sink(datas[0])
@@ -185,9 +209,10 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     return metrics
 
 
-def fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, fall_tilt: float, fall_height: float) -> np.ndarray:
-    """(B,) robots whose state is non-finite, whose base tilts beyond fall_tilt (rad) or sits below fall_height (m);
-    qpos/qvel (B, ...) with the free joint at qpos address fq."""
+def fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, fall_tilt: float,
+           fall_height: float | np.ndarray) -> np.ndarray:
+    """(B,) robots whose state is non-finite, whose base tilts beyond fall_tilt (rad) or sits below fall_height (m,
+    one for all or (B,)); qpos/qvel (B, ...) with the free joint at qpos address fq."""
     finite = np.isfinite(qpos).all(axis=1) & np.isfinite(qvel).all(axis=1)
     quat = _safe_quat(qpos[:, fq + 3:fq + 7])
     down = np.zeros((len(quat), 3))
@@ -196,6 +221,13 @@ def fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, fall_tilt: float, fall_h
     tilted = gz > -math.cos(fall_tilt)
     low = np.nan_to_num(qpos[:, fq + 2], nan=-np.inf) < fall_height
     return ~finite | tilted | low
+
+
+def yaw_of(quat: np.ndarray) -> np.ndarray:
+    """(B,) rad, the heading of quaternions (B, 4) as (w, x, y, z)."""
+    q = _safe_quat(quat)
+    w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
+    return np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
 
 
 def base_linear_velocity(qpos: np.ndarray, qvel: np.ndarray, fq: int, fv: int) -> np.ndarray:

@@ -12,9 +12,12 @@ robots still standing; the step in which a robot falls is not sampled:
     distance_m            m      horizontal path length of the base
     fell                  1 if the base tilted beyond fall_tilt, dropped below fall_height or the state
                                  turned non-finite (or MuJoCo reset it) before the episode's end
+    goal_time_s           s      on a terrain course: when the base crossed the goal line (the episode ends
+                                 there), None if it did not
 
 Summary: each RMSE is the mean over episodes of the per-episode value (as play.py --eval);
-fall_rate = falls / episodes; energy_per_metre = total energy / total distance (null when
+fall_rate = falls / episodes; on a course successes (goal reached without a fall), success_rate
+and goal_time_s (mean over the successes); energy_per_metre = total energy / total distance (null when
 the robots moved less than MIN_DISTANCE_M per episode on average).
 """
 
@@ -29,8 +32,10 @@ MIN_DISTANCE_M = 0.1  # m per episode on average below which energy_per_metre is
 
 
 class Metrics:
-    def __init__(self, num: int, control_dt: float):
+    def __init__(self, num: int, control_dt: float, course: bool = False):
         self.dt = float(control_dt)
+        self.course = course
+        self.goal_time = np.full(num, np.nan)
         z = lambda: np.zeros(num)  # noqa: E731
         self.steps, self.samples, self.sq_lin, self.sq_yaw = z(), z(), z(), z()
         self.steady, self.sq_lin_steady, self.sq_yaw_steady = z(), z(), z()
@@ -58,6 +63,12 @@ class Metrics:
         self.distance += np.where(ok, np.nan_to_num(moved), 0.0)
         return ok
 
+    def reach(self, live: np.ndarray, past_goal: np.ndarray, t: float) -> np.ndarray:
+        """Robots `live` and past the goal line succeed at time t; returns the robots still walking."""
+        done = live & past_goal
+        self.goal_time[done] = t
+        return live & ~done
+
     def add_energy(self, rows: np.ndarray, joules: np.ndarray) -> None:
         self.energy[rows] += joules
 
@@ -76,6 +87,8 @@ class Metrics:
             "energy_J": list(self.energy),
             "distance_m": list(self.distance),
         }
+        if self.course:
+            cols["goal_time_s"] = [None if math.isnan(v) else float(v) for v in self.goal_time]
         return [{k: (float(v[i]) if isinstance(v[i], (float, np.floating)) else v[i]) for k, v in cols.items()}
                 for i in range(len(self.steps))]
 
@@ -88,6 +101,11 @@ class Metrics:
             return float(np.mean(vals)) if vals else None
 
         total_distance = float(self.distance.sum())
+        course = {}
+        if self.course:
+            reached = ~np.isnan(self.goal_time)
+            course = {"successes": int(reached.sum()), "success_rate": float(reached.mean()) if n else None,
+                      "goal_time_s": float(np.mean(self.goal_time[reached])) if reached.any() else None}
         return {
             "episodes": n,
             "falls": int(self.fell.sum()),
@@ -101,4 +119,5 @@ class Metrics:
             "distance_m": mean("distance_m"),
             "energy_per_metre": (float(self.energy.sum()) / total_distance
                                  if n and total_distance >= MIN_DISTANCE_M * n else None),
+            **course,
         }

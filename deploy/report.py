@@ -58,6 +58,24 @@ def suite_table(results: dict[str, dict[str, Any]], max_fall_rate: float, max_li
     return "\n".join(lines)
 
 
+def course_verdict(summary: dict[str, Any], min_success: float) -> bool:
+    """PASS: the fraction of episodes that reached the goal without a fall is at least min_success."""
+    return summary["success_rate"] is not None and summary["success_rate"] >= min_success - 1e-12
+
+
+def course_table(results: dict[str, dict[str, Any]], min_success: float) -> str:
+    """One row per course: successes, falls, mean time to the goal of the successes."""
+    width = max([6] + [len(n) for n in results])
+    lines = [f"{'course':<{width}} {'reached':>7} {'rate':>5} {'falls':>7} {'time s':>6}  result"]
+    for name, r in results.items():
+        s = r["summary"]
+        lines.append(f"{name:<{width}} {str(s['successes']) + '/' + str(s['episodes']):>7} {s['success_rate']:5.2f} "
+                     f"{str(s['falls']) + '/' + str(s['episodes']):>7} {_fmt(s['goal_time_s'], '6.1f')}  "
+                     f"{'PASS' if course_verdict(s, min_success) else 'FAIL'}")
+    lines.append(f"PASS: the base crosses the goal line without a fall in >= {min_success:.0%} of episodes")
+    return "\n".join(lines)
+
+
 def clean(data: Any, digits: int = 6) -> Any:
     """JSON-safe copy: floats rounded, NaN/inf as null."""
     if isinstance(data, float):

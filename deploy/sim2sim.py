@@ -5,6 +5,7 @@
     python -m deploy.sim2sim --export DIR --model PATH --suite --out suite.json      # nominal + perturbations
     python -m deploy.sim2sim --export DIR                  # on DIR/scene.xml, the robot as trained
     python -m deploy.sim2sim --export DIR --suite --sim-dt 0.002   # "reality" at a finer physics step
+    python -m deploy.sim2sim --export DIR --course stairs_up:0.10 --episodes 32   # a terrain course
 
 Reads only DIR/policy.yaml and DIR/policy.onnx (or DIR/export/...); imports onnxruntime,
 numpy, mujoco and yaml, never torch or the training code. --model is any MJCF of the same
@@ -12,8 +13,10 @@ robot (the project's own: assets/<robot>/<robot>.xml; a floor is added to a file
 one); without it, the export's scene.xml. --sim-dt sets the physics step of the check (default:
 the one the policy trained with); the policy still acts every control_dt of policy.yaml, with
 control_dt / sim-dt physics steps in between, so a step that does not divide control_dt is
-refused. Bad input prints one line `error: ...` and exits
-with status 2 before anything is written.
+refused. --course adds a terrain course of boxes to the model (deploy/courses.py) and walks
+the robot across it; --suite of a policy trained on rough terrain runs the courses of
+deploy/defaults.py too. Bad input prints one line `error: ...` and exits with status 2
+before anything is written.
 """
 
 from __future__ import annotations
@@ -33,12 +36,13 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from deploy.commands import parse_schedule  # noqa: E402
-from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults  # noqa: E402
+from deploy.courses import Course, course_model, parse_course  # noqa: E402
+from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults, suite_courses  # noqa: E402
 from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episodes  # noqa: E402
 from deploy.observation import check_terms  # noqa: E402
 from deploy.perturb import VARIANTS, Variant, parse_variants, variant_model  # noqa: E402
 from deploy.policy_io import DeployError, OnnxPolicy, PolicySpec, load_policy, resolve_export_dir  # noqa: E402
-from deploy.report import episode_table, suite_table, verdict, write_json  # noqa: E402
+from deploy.report import course_table, course_verdict, episode_table, suite_table, verdict, write_json  # noqa: E402
 from deploy.robot_model import RobotModel, build_robot  # noqa: E402
 
 REPORT_FORMAT = "legged-ppo-sim2sim/1"
@@ -112,9 +116,19 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--max-fall-rate", type=_non_negative, default=0.05, help="suite PASS limit (default 0.05)")
     p.add_argument("--max-lin-err", type=_positive, default=0.2, metavar="M/S",
                    help="suite PASS limit on the steady-state linear velocity RMSE (default 0.2)")
-    p.add_argument("--jobs", type=_count, default=1, help="suite variants run in parallel processes (default 1)")
+    p.add_argument("--course", action="append", default=None, metavar="KIND:VALUE[,opt=v]",
+                   help="a terrain course of boxes: stairs_up:H, stairs_down:H (step height m; tread=, steps=), "
+                        "slope_up:G, slope_down:G (grade; length=), boxes:H (max height m; cell=, length=, seed=); "
+                        "repeat for several; with --suite, instead of the policy's default courses")
+    p.add_argument("--course-speed", type=_positive, default=0.5, metavar="M/S",
+                   help="forward speed commanded on a course (default 0.5)")
+    p.add_argument("--min-success", type=_non_negative, default=0.8,
+                   help="course PASS limit: fraction of episodes reaching the goal without a fall (default 0.8)")
+    p.add_argument("--jobs", type=_count, default=1, help="suite variants and courses run in parallel processes "
+                   "(default 1)")
     p.add_argument("--out", default=None, metavar="FILE.json", help="write the results as JSON")
-    p.add_argument("--video", default=None, metavar="OUT.mp4", help="record the first episode of the first model run (mp4; needs imageio, imageio-ffmpeg)")
+    p.add_argument("--video", default=None, metavar="OUT.mp4", help="record the first episode of the first model or course run (mp4; needs imageio, "
+                   "imageio-ffmpeg)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     if args.variants is not None:
@@ -155,7 +169,8 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
         schedule=schedule, resample_s=args.resample, push=args.push or args.suite,
         push_vel=args.push_vel if args.push_vel is not None else defaults.push_vel,
         push_interval=args.push_interval if args.push_interval is not None else defaults.push_interval,
-        latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency, sim_dt=robot.sim_dt)
+        latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency, sim_dt=robot.sim_dt,
+        course_speed=args.course_speed, course_push=args.push)
     return opts, notes
 
 
@@ -178,11 +193,38 @@ def run_variant(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, variant
             "wall_s": time.perf_counter() - start, "episodes": rows}
 
 
-def _worker(job: tuple) -> tuple[str, dict[str, Any]]:
-    """One variant in a worker process, which reads the export and the model itself."""
-    export, model_path, name, opts = job
+def run_course(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, course: Course, opts: RunOptions,
+               progress=None, frame_sink=None) -> dict[str, Any]:
+    """Walk the robot across one course on the nominal model; returns its JSON section."""
+    opts = dataclasses.replace(opts, course=course)
+    model = course_model(robot, course)
+    plans = plan_episodes(opts, spec)
+    start = time.perf_counter()
+    metrics = run_episodes(robot, model, spec, policy, opts, plans, progress=progress, frame_sink=frame_sink)
+    rows = metrics.per_episode()
+    for row, plan in zip(rows, plans):
+        row["spawn_xy_m"] = list(plan.start_xy)
+        row["heading_rad"] = plan.heading
+    return {"course": course.kind, "value": course.value, "options": course.options, "goal_x_m": course.goal_x,
+            "speed_m_s": opts.course_speed, "pushes": opts.push, "summary": metrics.summary(),
+            "wall_s": time.perf_counter() - start, "episodes": rows}
+
+
+def run_job(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, job: tuple[str, str], opts: RunOptions,
+            progress=None, frame_sink=None) -> dict[str, Any]:
+    """One suite variant ("variant", name) or course ("course", text)."""
+    kind, name = job
+    if kind == "course":
+        return run_course(spec, policy, robot, parse_course(name), dataclasses.replace(opts, push=opts.course_push),
+                          progress, frame_sink)
+    return run_variant(spec, policy, robot, VARIANTS[name], opts, progress, frame_sink)
+
+
+def _worker(job: tuple) -> tuple[tuple[str, str], dict[str, Any]]:
+    """One variant or course in a worker process, which reads the export and the model itself."""
+    export, model_path, task, opts = job
     spec, policy = load_policy(export)
-    return name, run_variant(spec, policy, build_robot(model_path, spec, opts.sim_dt), VARIANTS[name], opts)
+    return task, run_job(spec, policy, build_robot(model_path, spec, opts.sim_dt), task, opts)
 
 
 def default_model(export: str) -> str:
@@ -206,44 +248,52 @@ def main(argv: list[str] | None = None) -> int:
         args.model = args.model or default_model(args.export)
         robot = build_robot(args.model, spec, args.sim_dt)
         opts, notes = build_options(args, spec, robot)
-        variants = parse_variants(args.variants) if args.suite else [VARIANTS["nominal"]]
-        for v in variants:  # compile every variant now: a failing one stops the run before it starts
+        courses = [parse_course(text) for text in (args.course or (suite_courses(spec.config, spec.training)
+                                                                      if args.suite else []))]
+        variants = parse_variants(args.variants) if args.suite else ([] if courses else [VARIANTS["nominal"]])
+        for v in variants:  # compile every variant and course now: a failing one stops the run before it starts
             variant_model(robot, v)
+        for c in courses:
+            course_model(robot, c)
+        jobs = [("variant", v.name) for v in variants] + [("course", c.name) for c in courses]
         if args.video:
             from deploy.video import Recorder, check_writer
 
             check_writer()
-            recorder = Recorder(robot.model, args.video, 1.0 / spec.control_dt, robot.base_body)
+            shown = robot.model if variants else course_model(robot, courses[0])  # the first job's scene
+            recorder = Recorder(shown, args.video, 1.0 / spec.control_dt, robot.base_body, side_view=not variants)
     except DeployError as err:
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
 
     for note in notes:
         print(f"note: {note}", flush=True)
-    mode = "suite" if args.suite else "run"
-    print(f"sim2sim {mode}: {spec.path} ('{spec.config}') on {robot.path}; {opts.episodes} episode(s) x "
-          f"{opts.duration:g} s per model; commands {opts.schedule or f'random every {opts.resample_s:g} s'}"
-          f"; pushes {f'{opts.push_vel:g} m/s every {opts.push_interval:g} s' if opts.push else 'off'}; "
-          f"latency {opts.latency}; physics {_physics(spec, robot)}; spawn {opts.spawn_height:.3f} m; "
-          f"fall: tilt > {opts.fall_tilt:g} rad or "
-          f"height < {opts.fall_height:g} m; feet {', '.join(robot.geom_name(g) for g in robot.foot_geoms)}",
-          flush=True)
+    mode = "suite" if args.suite else ("course" if courses else "run")
+    parts = [f"sim2sim {mode}: {spec.path} ('{spec.config}') on {robot.path}",
+             f"{opts.episodes} episode(s) x {opts.duration:g} s per model or course"]
+    if variants:
+        parts += [f"commands {opts.schedule or f'random every {opts.resample_s:g} s'}",
+                  f"pushes {f'{opts.push_vel:g} m/s every {opts.push_interval:g} s' if opts.push else 'off'}"]
+    if courses:
+        parts += [f"courses {', '.join(c.name for c in courses)} at {opts.course_speed:g} m/s, pushes "
+                  f"{'on' if opts.course_push else 'off'}"]
+    parts += [f"latency {opts.latency}", f"physics {_physics(spec, robot)}", f"spawn {opts.spawn_height:.3f} m",
+              f"fall: tilt > {opts.fall_tilt:g} rad or height < {opts.fall_height:g} m",
+              f"feet {', '.join(robot.geom_name(g) for g in robot.foot_geoms)}"]
+    print("; ".join(parts), flush=True)
     steps = int(math.ceil(opts.duration / spec.control_dt - 1e-9))
-    progress = None if args.quiet else ProgressLine(steps * opts.episodes * len(variants), spec.control_dt,
+    progress = None if args.quiet else ProgressLine(steps * opts.episodes * len(jobs), spec.control_dt,
                                                     "sim2sim", sys.stderr)
-    results: dict[str, dict[str, Any]] = {}
+    done: dict[tuple[str, str], dict[str, Any]] = {}
     try:
-        if args.jobs > 1 and len(variants) > 1:
-            results = _run_parallel(args, (spec, policy, robot), variants, opts, recorder)
+        if args.jobs > 1 and len(jobs) > 1:
+            done = _run_parallel(args, (spec, policy, robot), jobs, opts, recorder)
         else:
-            for i, v in enumerate(variants):
+            for i, job in enumerate(jobs):
                 sink = recorder if (i == 0 and recorder is not None) else None
-                results[v.name] = run_variant(spec, policy, robot, v, opts, progress, sink)
-                if args.suite:
-                    s = results[v.name]["summary"]
-                    print(f"  {v.name}: {s['falls']}/{s['episodes']} falls, steady lin err "
-                          f"{s['lin_vel_rmse_steady'] if s['lin_vel_rmse_steady'] is not None else float('nan'):.3f}"
-                          f" m/s ({results[v.name]['wall_s']:.1f} s)", flush=True)
+                done[job] = run_job(spec, policy, robot, job, opts, progress, sink)
+                if args.suite or job[0] == "course":
+                    print(f"  {_job_line(job, done[job])}", flush=True)
     except BaseException as err:
         if recorder is not None:
             recorder.abort()  # no half-written video
@@ -252,12 +302,16 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         raise
     wall = time.perf_counter() - start
+    results = {name: r for (kind, name), r in done.items() if kind == "variant"}
+    course_results = {name: r for (kind, name), r in done.items() if kind == "course"}
 
     if args.suite:
         print(suite_table(results, args.max_fall_rate, args.max_lin_err))
-    else:
+    elif results:
         r = results["nominal"]
         print(episode_table(r["episodes"], r["summary"]))
+    if course_results:
+        print(course_table(course_results, args.min_success))
     print(f"wall time {wall:.1f} s", flush=True)
     if recorder is not None:
         path = recorder.finish()
@@ -273,9 +327,12 @@ def main(argv: list[str] | None = None) -> int:
             "foot_geoms": [robot.geom_name(g) for g in robot.foot_geoms],
             "units": {"lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s", "energy_J": "J", "distance_m": "m",
                       "energy_per_metre": "J/m", "episode_length_s": "s"},
-            "pass_criteria": {"max_fall_rate": args.max_fall_rate, "max_lin_vel_rmse_steady": args.max_lin_err},
+            "pass_criteria": {"max_fall_rate": args.max_fall_rate, "max_lin_vel_rmse_steady": args.max_lin_err,
+                              "course_min_success_rate": args.min_success},
             "results": {name: {**r, "pass": verdict(r["summary"], args.max_fall_rate, args.max_lin_err)}
                         for name, r in results.items()},
+            "courses": {name: {**r, "pass": course_verdict(r["summary"], args.min_success)}
+                        for name, r in course_results.items()},
         }
         print(f"wrote {write_json(args.out, report)}", flush=True)
     return 0
@@ -288,28 +345,37 @@ def _physics(spec: PolicySpec, robot: RobotModel) -> str:
     return text
 
 
-def _run_parallel(args: argparse.Namespace, loaded: tuple, variants: list[Variant], opts: RunOptions,
+def _job_line(job: tuple[str, str], r: dict[str, Any]) -> str:
+    s = r["summary"]
+    if job[0] == "course":
+        return (f"{job[1]}: {s['successes']}/{s['episodes']} reached the goal, {s['falls']} fell "
+                f"({r['wall_s']:.1f} s)")
+    lin = s["lin_vel_rmse_steady"]
+    return (f"{job[1]}: {s['falls']}/{s['episodes']} falls, steady lin err "
+            f"{lin if lin is not None else float('nan'):.3f} m/s ({r['wall_s']:.1f} s)")
+
+
+def _run_parallel(args: argparse.Namespace, loaded: tuple, jobs: list[tuple[str, str]], opts: RunOptions,
                   recorder) -> dict:
-    """Variants in `jobs` processes (spawned: nothing of this process's MuJoCo or ONNX state is shared)."""
+    """Variants and courses in `jobs` processes (spawned: nothing of this process's MuJoCo or ONNX state is shared)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    results = {}
-    first = variants[0]
-    rest = [(args.export, args.model, v.name, opts) for v in variants[1:]]
+    done = {}
+    first = jobs[0]
+    rest = [(args.export, args.model, job, opts) for job in jobs[1:]]
     with ProcessPoolExecutor(max_workers=args.jobs - 1 if recorder else args.jobs,
                              mp_context=mp.get_context("spawn")) as pool:
         futures = [pool.submit(_worker, job) for job in rest]
-        if recorder is not None:  # the recorded first variant runs here, next to the pool
-            results[first.name] = run_variant(*loaded, first, opts, None, recorder)
+        if recorder is not None:  # the recorded first job runs here, next to the pool
+            done[first] = run_job(*loaded, first, opts, None, recorder)
         else:
-            futures.insert(0, pool.submit(_worker, (args.export, args.model, first.name, opts)))
+            futures.insert(0, pool.submit(_worker, (args.export, args.model, first, opts)))
         for fut in futures:
-            name, res = fut.result()
-            results[name] = res
-            print(f"  {name}: {res['summary']['falls']}/{res['summary']['episodes']} falls "
-                  f"({res['wall_s']:.1f} s)", flush=True)
-    return {v.name: results[v.name] for v in variants}
+            job, res = fut.result()
+            done[job] = res
+            print(f"  {_job_line(job, res)}", flush=True)
+    return {job: done[job] for job in jobs}
 
 
 if __name__ == "__main__":

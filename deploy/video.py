@@ -56,7 +56,8 @@ def check_writer() -> None:
 class Recorder:
     """Frames of one robot streamed to mp4, a camera tracking its base; a temp file renamed by finish()."""
 
-    def __init__(self, model, path: str | Path, fps: float, base_body: int, width: int = 640, height: int = 480):
+    def __init__(self, model, path: str | Path, fps: float, base_body: int, width: int = 640, height: int = 480,
+                 side_view: bool = False):
         _ensure_offscreen_context()
         import mujoco
 
@@ -74,6 +75,8 @@ class Recorder:
         self.camera.type = mujoco.mjtCamera.mjCAMERA_TRACKING
         self.camera.trackbodyid = base_body
         self.camera.distance, self.camera.elevation, self.camera.azimuth = 2.0, -20.0, 135.0
+        if side_view:  # a course along +x seen from its side, the robot walking to the right
+            self.camera.distance, self.camera.elevation, self.camera.azimuth = 2.5, -10.0, 90.0
         self.writer = None
         self.frames = 0
 

@@ -149,6 +149,7 @@ def _training(cfg: Any) -> dict[str, Any]:
         "push_interval_s": float(d.push_interval_s) if d.push_robots else None,  # s, None = no pushes
         "max_push_vel_xy": float(d.max_push_vel_xy),  # m/s per horizontal axis
         "max_action_latency": int(getattr(d, "max_action_latency", 0)),  # control steps
+        "terrain": str(cfg.terrain.mesh_type),  # "plane" (flat floor) or "heightfield" (rough terrain)
     }
 
 
