@@ -138,6 +138,7 @@ class Base:
         base_height_target = 0.5  # m, base height the base_height term aims for
         soft_dof_pos_limit = 0.9  # fraction of the joint range beyond which the limit term penalises
         feet_air_time_target = 0.5  # s, swing duration rewarded by feet_air_time
+        foot_clearance_target = 0.1  # m, swing height of the foot contact site's centre above the ground (feet_clearance)
         only_positive_rewards = True  # bool, clip the summed reward of a step at 0
 
         class scales:
@@ -157,6 +158,8 @@ class Base:
             dof_pos_limits = -10.0  # per rad s, joint positions beyond the soft limits
             feet_air_time = 1.0  # per s of air time, swings longer than feet_air_time_target
             foot_slip = 0.0  # per (m/s)^2 s, squared horizontal velocity of feet in contact
+            feet_clearance = 0.0  # per m^3/s s, squared shortfall below foot_clearance_target x foot speed
+            stumble = 0.0  # per foot s, feet whose contact force is mostly horizontal (against a riser)
             gait_contact = 0.0  # per s, fraction of feet whose contact matches the gait schedule
             stand_still = 0.0  # per rad s, joint offset from default at zero command
             alive = 0.0  # per s, constant while the episode runs

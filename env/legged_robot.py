@@ -17,7 +17,8 @@ import torch
 
 from env.domain_rand import DomainRandomizer
 from env.sim import load_backend
-from env.sim.scene import actuated_joint_names, load_mj_model, touch_sensor, velocity_sensor
+from env.sim.scene import (actuated_joint_names, force_sensor, load_mj_model, position_sensor, touch_sensor,
+                           velocity_sensor)
 from env.terrain import Ground, build_ground
 from env.utils.math import quat_mul, quat_rotate_inverse, sample_uniform
 from utils.yaml import Cfg
@@ -69,6 +70,8 @@ class LeggedRobotEnv:
         asset = self.cfg.asset
         self.foot_cols = columns(asset.foot_bodies)
         self.foot_vel_cols = columns(asset.foot_bodies, 3, velocity_sensor)
+        self.foot_pos_cols = columns(asset.foot_bodies, 3, position_sensor)
+        self.foot_force_cols = columns(asset.foot_bodies, 3, force_sensor)
         self.termination_cols = columns(asset.termination_bodies)
         self.penalized_cols = columns(asset.penalized_bodies)
         self.num_feet = len(self.foot_cols)
@@ -146,6 +149,8 @@ class LeggedRobotEnv:
         sensors = self.sim.sensordata.to(self.device, torch.float32, copy=True)
         self.foot_forces = sensors[:, self.foot_cols]
         self.foot_vel = sensors[:, self.foot_vel_cols].view(self.num_envs, -1, 3)  # world frame, m/s
+        self.foot_pos = sensors[:, self.foot_pos_cols].view(self.num_envs, -1, 3)  # world frame, m (contact site centre)
+        self.foot_contact_force = sensors[:, self.foot_force_cols].view(self.num_envs, -1, 3)  # world frame, N (net contact)
         self.termination_forces = sensors[:, self.termination_cols]
         self.penalized_forces = sensors[:, self.penalized_cols]
         self.torques = self.sim.actuator_force.to(self.device, torch.float32, copy=True)

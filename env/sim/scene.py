@@ -12,8 +12,10 @@ run adds comes from the config, in one place:
   from ``control.torque_limits`` or the file's (a URDF's ``effort``), ctrl range = joint range;
 - for every body named in ``asset.foot_bodies``, ``termination_bodies`` and
   ``penalized_bodies``: a box site around its collision geoms and a touch sensor
-  ``<body>_touch`` on it (the normal force of every contact of that body), plus a
-  world-frame velocity sensor ``<body>_vel`` on each foot. A name may also be a
+  ``<body>_touch`` on it (the normal force of every contact of that body), plus on each
+  foot a world-frame velocity sensor ``<body>_vel``, a position sensor ``<body>_pos`` (the
+  site's centre, world frame) and a contact-force sensor ``<body>_force`` (the net force of
+  the foot's contacts, world frame: a mostly horizontal one is the foot hitting a riser). A name may also be a
   collision geom, for a foot that is not a body of its own (the box then covers that geom);
 - robot collision geoms collide with the floor only, unless ``asset.self_collisions``;
 - physics options (dt, integrator, solver, cone, iterations, gravity) from ``sim``;
@@ -36,7 +38,7 @@ from utils.files import atomic_write_bytes, atomic_write_text
 from utils.yaml import Cfg
 
 __all__ = ["asset_path", "compose_scene", "load_mj_model", "actuated_joint_names", "sensor_bodies",
-           "touch_sensor", "velocity_sensor", "write_scene_xml", "RobotFileError"]
+           "touch_sensor", "velocity_sensor", "position_sensor", "force_sensor", "write_scene_xml", "RobotFileError"]
 
 _CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
 _SOLVERS = {"newton": mujoco.mjtSolver.mjSOL_NEWTON, "cg": mujoco.mjtSolver.mjSOL_CG, "pgs": mujoco.mjtSolver.mjSOL_PGS}
@@ -52,6 +54,19 @@ def touch_sensor(body: str) -> str:
 
 def velocity_sensor(body: str) -> str:
     return f"{body}_vel"
+
+
+def position_sensor(body: str) -> str:
+    return f"{body}_pos"
+
+
+def force_sensor(body: str) -> str:
+    return f"{body}_force"
+
+
+# MuJoCo's contact sensor (mjSENS_CONTACT) intprm: what it reports, how it combines contacts, how many slots
+_CONTACT_FORCE = 1 << int(mujoco.mjtConDataField.mjCONDATA_FORCE)  # the contact force...
+_NET_FORCE = 3  # ...summed over the site's contacts, world frame (mjCONREDUCE_NETFORCE; no Python enum in mujoco 4.0)
 
 
 def contact_site(body: str) -> str:
@@ -254,6 +269,11 @@ def _add_sensors(spec: mujoco.MjSpec, robot: mujoco.MjModel, asset: Cfg) -> None
     for name in asset.foot_bodies:
         spec.add_sensor(name=velocity_sensor(name), type=mujoco.mjtSensor.mjSENS_FRAMELINVEL,
                         objtype=mujoco.mjtObj.mjOBJ_SITE, objname=contact_site(name))
+        spec.add_sensor(name=position_sensor(name), type=mujoco.mjtSensor.mjSENS_FRAMEPOS,
+                        objtype=mujoco.mjtObj.mjOBJ_SITE, objname=contact_site(name))
+        force = spec.add_sensor(name=force_sensor(name), type=mujoco.mjtSensor.mjSENS_CONTACT,
+                                objtype=mujoco.mjtObj.mjOBJ_SITE, objname=contact_site(name))
+        force.intprm[:3] = [_CONTACT_FORCE, _NET_FORCE, 1]
 
 
 def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str], init: Cfg) -> None:

@@ -103,6 +103,29 @@ def foot_slip(task) -> torch.Tensor:
     return torch.sum(speed_sq * env.foot_contact, dim=1)
 
 
+def feet_clearance(task) -> torch.Tensor:
+    """Swing feet lower than rewards.foot_clearance_target above the ground under them, weighted by their
+    horizontal speed: sum over feet of (target - height)^2 (0 above the target) * |v_xy|. A foot that
+    moves forward low catches on a riser; one lifted higher than the target costs nothing."""
+    env = task.env
+    height = env.foot_pos[..., 2] - env.ground.height_at(env.foot_pos[..., :2])  # m, foot site centre
+    deficit = (task.cfg.rewards.foot_clearance_target - height).clamp(min=0.0)
+    return torch.sum(torch.square(deficit) * torch.norm(env.foot_vel[..., :2], dim=-1), dim=1)
+
+
+def stumble(task) -> torch.Tensor:
+    """Feet pushed mostly sideways by what they touch (|F_xy| > STUMBLE_RATIO |F_z|): a foot against a riser or
+    an obstacle's side, not on top of it. Counts such feet."""
+    force = task.env.foot_contact_force
+    lateral = torch.norm(force[..., :2], dim=-1)
+    touching = torch.norm(force, dim=-1) > task.env.cfg.asset.contact_threshold
+    return torch.sum((lateral > STUMBLE_RATIO * torch.abs(force[..., 2])) & touching, dim=1).float()
+
+
+STUMBLE_RATIO = 5.0  # legged_gym's: a contact force 5x more horizontal than vertical is a stumble; friction
+# (at most 1.25 in the randomisation) cannot tilt a foot's force that far on ground it stands on
+
+
 def gait_contact(task) -> torch.Tensor:
     """Fraction of feet whose ground contact matches the gait schedule (all feet down at zero command)."""
     if task.gait is None:
@@ -123,5 +146,5 @@ def alive(task) -> torch.Tensor:
 REWARDS = {fn.__name__: fn for fn in [
     tracking_lin_vel, tracking_lin_vel_wide, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height,
     torques, dof_vel, dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, foot_slip,
-    gait_contact, stand_still, alive,
+    feet_clearance, stumble, gait_contact, stand_still, alive,
 ]}
