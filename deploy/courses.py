@@ -224,12 +224,19 @@ def _positive_number(text: str, what: str) -> float:
     return value
 
 
-def course_model(robot, course: Course) -> mujoco.MjModel:
-    """The robot's re-actuated model (deploy.robot_model.RobotModel) with `course` added, colliding as its floor."""
+def course_spec(robot, course: Course) -> mujoco.MjSpec:
+    """A copy of the robot's re-actuated spec (deploy.robot_model.RobotModel) with `course` added, colliding as
+    its floor does."""
     floor, m = robot.floor_geoms[0], robot.model
     spec = robot.spec.copy()
     course.add_to(spec, int(m.geom_contype[floor]), int(m.geom_conaffinity[floor]),
                   [float(v) for v in m.geom_friction[floor]])
+    return spec
+
+
+def course_model(robot, course: Course) -> mujoco.MjModel:
+    """The compiled course_spec."""
+    spec = course_spec(robot, course)
     try:
         return spec.compile()
     except Exception as err:  # noqa: BLE001 - MuJoCo reports compile errors as ValueError or its own types

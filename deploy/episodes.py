@@ -37,6 +37,7 @@ import numpy as np
 
 from deploy.commands import Schedule, random_schedule
 from deploy.courses import Course
+from deploy.height_scan import HeightScanner
 from deploy.metrics import Metrics
 from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
 from deploy.policy_io import OnnxPolicy, PolicySpec, joint_targets
@@ -63,6 +64,8 @@ class RunOptions:
     course: Course | None = None  # a terrain course (its model is built by the caller); None: flat floor
     course_speed: float = 0.5  # m/s, commanded forward speed on a course
     course_push: bool = False  # pushes on courses (only with --push; a suite's pushes are for its variants)
+    scan_noise: float = 0.0  # m, uniform +- noise on every height-scan value (perceptive policies)
+    scan_drift: float = 0.0  # m, the height map reads the ground this much higher than it is
 
     @property
     def num_pushes(self) -> int:
@@ -104,8 +107,9 @@ FrameSink = Callable[[mujoco.MjData], None]  # called after every control step o
 
 def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, policy: OnnxPolicy,
                  opts: RunOptions, plans: list[EpisodePlan], progress: Progress | None = None,
-                 frame_sink: FrameSink | None = None) -> Metrics:
-    """Run one episode per plan on `model` (the robot's model or a variant of it)."""
+                 frame_sink: FrameSink | None = None, terrain: mujoco.MjSpec | None = None) -> Metrics:
+    """Run one episode per plan on `model` (the robot's model or a variant of it); `terrain`: the spec `model`
+    was compiled from where it has ground the robot's own spec lacks (a course), for a perceptive policy's scan."""
     num, nu, dt = len(plans), spec.num_actions, spec.control_dt
     sim_dt = robot.sim_dt  # s; variant models are compiled from the robot's spec and keep its step
     steps = int(math.ceil(opts.duration / dt - 1e-9))
@@ -126,6 +130,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     gait_f = opts.gait_frequency or (float(np.mean(spec.gait["frequency_range"])) if spec.gait else 0.0)
     gait = GaitClock(num, gait_f, dt)
     builder = ObservationBuilder(spec, num)
+    scanner = height_scanner(robot, spec, terrain or robot.spec, opts)
     metrics = Metrics(num, dt, course=course is not None)
     live = np.ones(num, dtype=bool)
     seg_start = np.zeros(num)  # s, start of each robot's current command segment
@@ -135,9 +140,11 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     def state(cmd: np.ndarray) -> tuple[RobotState, np.ndarray, np.ndarray]:
         qpos = np.stack([d.qpos for d in datas])
         qvel = np.stack([d.qvel for d in datas])
+        scan = None if scanner is None else scanner.values(qpos[:, fq:fq + 3], yaw_of(qpos[:, fq + 3:fq + 7]))
         s = RobotState(base_quat=qpos[:, fq + 3:fq + 7], base_ang_vel=qvel[:, fv + 3:fv + 6],
                        dof_pos=qpos[:, robot.qpos_idx], dof_vel=qvel[:, robot.qvel_idx], commands=cmd,
-                       last_action=last_action, gait_clock=gait.observation() if spec.gait else np.zeros((num, 3)))
+                       last_action=last_action, gait_clock=gait.observation() if spec.gait else np.zeros((num, 3)),
+                       height_scan=scan)
         return s, qpos, qvel
 
     def commands_at(t: float) -> np.ndarray:
@@ -207,6 +214,17 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
                 progress(num * (steps - k - 1))
             break
     return metrics
+
+
+def height_scanner(robot: RobotModel, spec: PolicySpec, terrain: mujoco.MjSpec,
+                   opts: RunOptions) -> HeightScanner | None:
+    """The map of `terrain` a perceptive policy reads its height scan from; None for a blind policy."""
+    term = next((t for t in spec.terms if t.name == "height_scan"), None)
+    if term is None:
+        return None
+    base = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, robot.base_body)
+    return HeightScanner(terrain, base, term.points, float(term.offset[0]), opts.scan_noise, opts.scan_drift,
+                         seed=opts.seed)
 
 
 def fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, fall_tilt: float,

@@ -15,8 +15,11 @@ quaternions (w, x, y, z), base = the robot's floating base body):
                                before the first step
     gait_clock         3   1, 1, Hz  sin(2 pi phase), cos(2 pi phase), f: phase starts at 0 and advances by
                                f * control_dt after each observation (phase = (phase + f dt) mod 1)
+    height_scan        P   m       base height above the ground at each of the term's P points (x forward,
+                               y left, base yaw frame), from deploy/height_scan.py's map of the scene
 
-then frame = concat((value - offset) * scale). History: a new episode's history is its first
+then frame = concat((value - offset) * scale), with value - offset clipped to +-clip first for a
+term that has a clip (height_scan). History: a new episode's history is its first
 frame repeated history_length times; each step drops the oldest frame and appends the new one;
 obs = clip(concat(frames, oldest first), -clip, clip). No observation noise is added.
 """
@@ -52,6 +55,7 @@ class RobotState:
     commands: np.ndarray  # (B, 3) m/s, m/s, rad/s
     last_action: np.ndarray  # (B, nu) clipped previous action
     gait_clock: np.ndarray  # (B, 3) sin, cos, Hz (zeros when the policy has no gait)
+    height_scan: np.ndarray | None = None  # (B, P) m, base height above the ground at the scan points
 
     @property
     def projected_gravity(self) -> np.ndarray:
@@ -69,6 +73,7 @@ TERMS: dict[str, TermFn] = {
     "dof_vel": lambda s: s.dof_vel,
     "actions": lambda s: s.last_action,
     "gait_clock": lambda s: s.gait_clock,
+    "height_scan": lambda s: s.height_scan,
 }
 
 
@@ -100,6 +105,8 @@ def check_terms(spec: PolicySpec) -> None:
     """Every term of policy.yaml is one this module builds, with the size it has."""
     sizes = term_sizes(spec.num_actions)
     for term in spec.terms:
+        if term.name == "height_scan":
+            sizes["height_scan"] = term.size if term.points is None else len(term.points)
         if term.name not in TERMS:
             raise DeployError(f"policy.yaml has observation term '{term.name}', which this program cannot build; "
                               f"known terms: {', '.join(TERMS)}")
@@ -108,6 +115,9 @@ def check_terms(spec: PolicySpec) -> None:
                               f"{sizes[term.name]}")
         if term.name == "gait_clock" and (spec.gait is None or not spec.gait.get("frequency_range")):
             raise DeployError("policy.yaml observes gait_clock but has no gait.frequency_range")
+        if term.name == "height_scan" and term.points is None:
+            raise DeployError("policy.yaml observes height_scan but its term lists no points; export it again with "
+                              "play.py --export")
 
 
 class ObservationBuilder:
@@ -119,7 +129,10 @@ class ObservationBuilder:
         self.history = np.zeros((num, spec.history_length, spec.frame_size))
 
     def frame(self, state: RobotState) -> np.ndarray:
-        parts = [(TERMS[t.name](state) - t.offset) * t.scale for t in self.spec.terms]
+        parts = []
+        for t in self.spec.terms:
+            value = TERMS[t.name](state) - t.offset
+            parts.append((value if t.clip is None else np.clip(value, -t.clip, t.clip)) * t.scale)
         return np.concatenate(parts, axis=1)
 
     def reset(self, rows: np.ndarray, state: RobotState) -> None:

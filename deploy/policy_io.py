@@ -58,6 +58,9 @@ class Term:
     size: int
     scale: np.ndarray  # (size,)
     offset: np.ndarray  # (size,)
+    clip: float | None = None  # value - offset is clipped to +-clip before the scale (height_scan)
+    points: np.ndarray | None = None  # (size, 2) m, where a height_scan samples the ground (base yaw frame)
+    noise: float = 0.0  # m, uniform +- noise the term trained with (height_scan; deploy adds none unless asked)
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,23 @@ def _floats(meta: dict, key: str, n: int, where: Path, none_is_inf: bool = False
     return out
 
 
+def _scan_fields(term: dict, size: int, where: Path) -> dict[str, Any]:
+    """clip, points and noise of a term that has them (height_scan), checked."""
+    out: dict[str, Any] = {}
+    if term.get("clip") is not None:
+        out["clip"] = _number(term, "clip", where)
+    if term.get("points") is not None:
+        pts = term["points"]
+        if not isinstance(pts, list) or len(pts) != size or not all(isinstance(p, list) and len(p) == 2 for p in pts):
+            raise DeployError(f"{where}: observation term '{term['name']}' points must be {size} pairs [x, y] (m)")
+        out["points"] = np.array(pts, dtype=np.float64)
+        if not np.isfinite(out["points"]).all():
+            raise DeployError(f"{where}: observation term '{term['name']}' points must be finite numbers")
+    if term.get("noise") is not None:
+        out["noise"] = _number(term, "noise", where, positive=False)
+    return out
+
+
 def _number(meta: dict, key: str, where: Path, positive: bool = True) -> float:
     value = meta.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
@@ -167,7 +187,8 @@ def _read_policy_yaml(folder: Path) -> PolicySpec:
         if t.get("scale") is None or t.get("offset") is None:
             raise DeployError(f"{where}: observation term '{t['name']}' has no scale/offset; this reader cannot "
                               "build it")
-        terms.append(Term(t["name"], start, size, _floats(t, "scale", size, where), _floats(t, "offset", size, where)))
+        terms.append(Term(t["name"], start, size, _floats(t, "scale", size, where), _floats(t, "offset", size, where),
+                          **_scan_fields(t, size, where)))
         start += size
     if not terms:
         raise DeployError(f"{where}: observation.terms is empty")

@@ -36,7 +36,7 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 from deploy.commands import parse_schedule  # noqa: E402
-from deploy.courses import Course, course_model, parse_course  # noqa: E402
+from deploy.courses import Course, course_model, course_spec, parse_course  # noqa: E402
 from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults, suite_courses  # noqa: E402
 from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episodes  # noqa: E402
 from deploy.observation import check_terms  # noqa: E402
@@ -124,6 +124,10 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
                    help="forward speed commanded on a course (default 0.5)")
     p.add_argument("--min-success", type=_non_negative, default=0.8,
                    help="course PASS limit: fraction of episodes reaching the goal without a fall (default 0.8)")
+    p.add_argument("--scan-noise", type=_non_negative, default=0.0, metavar="M",
+                   help="perceptive policies: uniform +-M m noise on every height-scan value (default 0)")
+    p.add_argument("--scan-drift", type=float, default=0.0, metavar="M",
+                   help="perceptive policies: the height map reads the ground M m higher than it is (default 0)")
     p.add_argument("--jobs", type=_count, default=1, help="suite variants and courses run in parallel processes "
                    "(default 1)")
     p.add_argument("--out", default=None, metavar="FILE.json", help="write the results as JSON")
@@ -170,7 +174,8 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
         push_vel=args.push_vel if args.push_vel is not None else defaults.push_vel,
         push_interval=args.push_interval if args.push_interval is not None else defaults.push_interval,
         latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency, sim_dt=robot.sim_dt,
-        course_speed=args.course_speed, course_push=args.push)
+        course_speed=args.course_speed, course_push=args.push, scan_noise=args.scan_noise,
+        scan_drift=args.scan_drift)
     return opts, notes
 
 
@@ -197,10 +202,12 @@ def run_course(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, course: 
                progress=None, frame_sink=None) -> dict[str, Any]:
     """Walk the robot across one course on the nominal model; returns its JSON section."""
     opts = dataclasses.replace(opts, course=course)
-    model = course_model(robot, course)
+    terrain = course_spec(robot, course)
+    model = terrain.compile()  # main() compiled every course before the run: this cannot fail
     plans = plan_episodes(opts, spec)
     start = time.perf_counter()
-    metrics = run_episodes(robot, model, spec, policy, opts, plans, progress=progress, frame_sink=frame_sink)
+    metrics = run_episodes(robot, model, spec, policy, opts, plans, progress=progress, frame_sink=frame_sink,
+                           terrain=terrain)
     rows = metrics.per_episode()
     for row, plan in zip(rows, plans):
         row["spawn_xy_m"] = list(plan.start_xy)

@@ -160,10 +160,13 @@ class LocomotionTask(Task):
             parts.append(self._scan_obs())
         return torch.cat(parts, dim=1)
 
+    scan_clip = 1.0  # m, the height scan's values (less the standing height) are clipped to +-this
+
     def _scan_obs(self) -> torch.Tensor:
-        """Base height above each scan point, less the nominal standing height, clipped to +-1 m and scaled."""
+        """Base height above each scan point, less the nominal standing height, clipped to +-scan_clip and scaled."""
         target = self.cfg.rewards.base_height_target
-        return (self.env.measure_heights() - target).clamp(-1.0, 1.0) * self.cfg.normalization.obs_scales.height_measurements
+        return (self.env.measure_heights() - target).clamp(-self.scan_clip, self.scan_clip) \
+            * self.cfg.normalization.obs_scales.height_measurements
 
     def _noise_vector(self) -> torch.Tensor:
         noise, s = self.cfg.noise, self.cfg.normalization.obs_scales
