@@ -1,5 +1,6 @@
-"""Qmini on rough ground: random bumps as in the reference training (0-4 cm in 1 cm steps on 0.1 m
-cells), then gentle slopes, with a terrain curriculum. A blind policy; the critic sees a height scan."""
+"""Qmini on rough ground: random bumps as in the reference training (0-4 cm on 0.1 m cells, here graded in
+2 mm steps so that every level differs), then gentle slopes, with a terrain curriculum. A blind policy; the
+critic sees a height scan."""
 
 from config.qmini import qmini
 
@@ -28,8 +29,9 @@ class qmini_rough(qmini):
         platform_size = 2.0  # m, flat spawn square at each tile's centre
         num_cols = 10  # tile columns along y
         terrain_proportions = {"flat": 0.1, "random_rough": 0.6, "slope_up": 0.15, "slope_down": 0.15}  # per type
-        rough_amplitude = [0.0, 0.045]  # m, peak-to-peak bumps: 0 at level 0, 4 cm (+-2 in 1 cm steps) at the top (d 0.9; reference)
-        rough_step = 0.01  # m, bump heights are multiples of 1 cm (reference)
+        rough_amplitude = [0.0, 0.045]  # m, peak-to-peak bumps: 0 at level 0, 4 cm (+-2) at the top (d 0.9; reference)
+        rough_step = 0.002  # m, bump heights are multiples of 2 mm: each level's bumps are higher than the last's
+        # (the reference's 1 cm steps left three bump sizes for ten levels: none at levels 0-4)
         slope_range = [0.0, 0.15]  # rise over run: gentle slopes for a small biped
         curriculum = True  # bool, levels follow the distance walked
         max_init_level = 3  # highest starting level

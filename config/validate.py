@@ -151,6 +151,7 @@ RULES: dict[str, Check] = {
     "rewards.tracking_sigma_wide": POSITIVE,
     "rewards.soft_dof_pos_limit": float_range(0.0, 1.0, lo_open=True),
     "rewards.feet_air_time_target": NON_NEGATIVE,
+    "rewards.foot_clearance_target": NON_NEGATIVE,
     "domain_rand.friction_range": ordered_range(0.0),
     "domain_rand.restitution_range": ordered_range(0.0),
     "domain_rand.link_mass_range": ordered_range(0.0, lo_open=True),

@@ -159,3 +159,14 @@ def test_harder_is_harder(terrain):
         assert values[0] < values[1] < values[2], kind
     pit = [(tile("stepping_stones", d, terrain) < 0).mean() for d in (0.1, 0.5, 0.9)]
     assert pit[0] < pit[1] < pit[2]  # smaller stones, wider gaps: more pit
+
+
+def test_qmini_rough_bumps_grow_at_every_level():
+    """qmini_rough's ten random_rough levels each hold higher bumps than the level below."""
+    from config import load_config
+
+    terrain = load_config("qmini_rough").terrain
+    rows = int(terrain.num_rows)
+    tops = [np.abs(tile("random_rough", r / rows, terrain)).max() for r in range(rows)]
+    assert tops[0] == 0.0 and all(b > a for a, b in zip(tops, tops[1:])), tops
+    assert tops[-1] == pytest.approx(0.02, abs=1e-9)  # +-2 cm at the top: the reference's 4 cm peak to peak
