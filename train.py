@@ -93,7 +93,8 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
     if warm is not None:  # every rank loads the same file; a misfit actor is one line, before anything is written
         normalizers = (runner.obs_normalizer, runner.critic_obs_normalizer) if runner.normalize_observations else \
             (None, None)
-        warm.load_into(runner.alg.actor, runner.alg.critic, *normalizers, activation=cfg.policy.activation)
+        warm.load_into(runner.alg.actor, runner.alg.critic, *normalizers, activation=cfg.policy.activation,
+                       appended=warm.appended_to(env))
 
     if main:
         if fresh:

@@ -89,6 +89,35 @@ def test_go2_into_go2_rough_starts_a_fresh_critic_and_trains(capsys):
         runner.close()
 
 
+def test_go2_into_a_perceptive_run_grows_the_actor_with_zero_weights_on_the_scan(capsys):
+    """go2_perceptive's observation is go2's plus the 187-point scan: the actor starts as the blind one, whatever
+    the scan reads, and learns from there."""
+    experiment, cfg, runner = built(["--config", "go2_perceptive", "--name", "p", "--init_from", GO2] + TINY
+                                    + ["--set", "terrain.num_rows=2", "--set", "terrain.num_cols=7"])
+    try:
+        ckpt = source()
+        actor = runner.alg.actor.state_dict()
+        first = next(k for k, v in actor.items() if v.dim() == 2)
+        assert actor[first].shape == (256, 45 + 187)
+        assert torch.equal(actor[first][:, :45], ckpt["actor"][first]) and not actor[first][:, 45:].any()
+        assert all(torch.equal(actor[k], ckpt["actor"][k]) for k in actor if k != first)
+        norm = runner.obs_normalizer.state_dict()
+        assert torch.equal(norm["mean"][:45], ckpt["obs_normalizer"]["mean"]) and not norm["mean"][45:].any()
+        assert torch.equal(norm["var"][45:], torch.ones(187))
+        # the same proprioception gives the same action as the source, whatever the scan reads
+        blind = torch.randn(3, 45)
+        scans = [torch.zeros(3, 187), 3 * torch.randn(3, 187)]
+        acts = [runner.alg.actor.act_inference(runner.obs_normalizer(torch.cat([blind, sc], dim=1))) for sc in scans]
+        assert torch.allclose(acts[0], acts[1])
+        out = capsys.readouterr().out
+        assert "loaded actor (45 -> 12, 256-128-64, grown to 232 -> 12, 256-128-64: zero weights on the new inputs " \
+               "height_scan (187)) and its action std, observation normaliser" in out
+        runner.learn(1)
+        assert runner.alg.actor.state_dict()[first][:, 45:].abs().sum() > 0  # it learns to use the scan
+    finally:
+        runner.close()
+
+
 def test_train_main_writes_a_run_that_counts_from_zero(experiments):
     code, out, err = run_quietly(train.main, ["--config", "go2", "--name", "m", "--init_from", GO2,
                                               "--max_iterations", "1"] + TINY)

@@ -8,6 +8,11 @@ match (a critic that sees other privileged observations starts fresh). The sourc
 config is not used; the same observation size does not mean the same observation
 layout, so a source trained with another config gets a note.
 
+A run whose observation is the source's with terms appended (one frame, no history:
+`appended_terms`), e.g. a perceptive policy started from a blind one, gets the source's
+actor with zero weights on the new inputs: it acts exactly as the source did until
+training teaches it to use them. Their normaliser statistics start at mean 0, variance 1.
+
 `read_source` runs before anything is built; `WarmSource.load_into` after the networks
 are built and before the experiment folder is made, so a mismatch costs one line and
 writes nothing.
@@ -75,7 +80,8 @@ class WarmSource:
         return cfg.get("name") if isinstance(cfg, dict) else None
 
     def load_into(self, actor: nn.Module, critic: nn.Module, obs_normalizer: nn.Module | None,
-                  critic_obs_normalizer: nn.Module | None, activation: str | None = None) -> None:
+                  critic_obs_normalizer: nn.Module | None, activation: str | None = None,
+                  appended: list[tuple[str, int]] | None = None) -> None:
         """Copy the actor (with its std and normaliser) and what fits of the critic into this run's modules.
 
         A normaliser of None means normalisation is off in this run. Raises `WarmStartError`, having
@@ -83,6 +89,9 @@ class WarmSource:
         """
         ckpt, flag = self.ckpt, f"--init_from {self.text}"
         theirs, ours = layer_sizes(ckpt["actor"]), layer_sizes(actor.state_dict())
+        grown = _grown_actor(actor, ckpt["actor"], appended)
+        if grown is not None:  # our observation is the source's plus appended terms: zero weights on those
+            ckpt = {**ckpt, "actor": grown, "obs_normalizer": _grown_normalizer(obs_normalizer, ckpt.get("obs_normalizer"))}
         if not _fits(actor, ckpt["actor"]):
             raise WarmStartError(f"{flag}: its actor ({describe(theirs)}) does not fit this run's actor "
                                  f"({describe(ours)}); a warm start needs the same observation size, action count "
@@ -99,6 +108,10 @@ class WarmSource:
                                  f"policy.normalize_observations={str(normalised).lower()}")
         actor.load_state_dict(ckpt["actor"])
         self.loaded = [f"actor ({describe(ours)}) and its action std"]
+        if grown is not None:
+            new = ", ".join(f"{name} ({size})" for name, size in appended)
+            self.loaded[0] = f"actor ({describe(theirs)}, grown to {describe(ours)}: zero weights on the new inputs " \
+                             f"{new}) and its action std"
         if obs_normalizer is not None:
             obs_normalizer.load_state_dict(ckpt["obs_normalizer"])
             self.loaded.append("observation normaliser")
@@ -118,6 +131,12 @@ class WarmSource:
             self.loaded.append(f"{what} ({ours})" if what == "critic" else what)
         else:
             self.fresh.append(f"{what} (source's {shape(state) if state else 'none'}; this run's {ours})")
+
+    def appended_to(self, env: Any) -> list[tuple[str, int]] | None:
+        """The terms `env`'s policy observation adds after the source actor's inputs (see appended_terms)."""
+        task = env.task
+        return appended_terms(list(getattr(task, "obs_layout", [])), int(getattr(task, "history_length", 1)),
+                              layer_sizes(self.ckpt["actor"])[0])
 
     def line(self) -> str:
         """The one line saying what was loaded and what starts fresh."""
@@ -144,6 +163,49 @@ class WarmSource:
             "loaded": self.loaded,
             "fresh": self.fresh,
         }, sort_keys=False)
+
+
+def appended_terms(layout: list[tuple[str, int]], history_length: int,
+                   source_inputs: int) -> list[tuple[str, int]] | None:
+    """The terms of this run's observation `layout` after its first `source_inputs` values, when those are whole
+    terms of one frame (history 1); None otherwise (a different observation, not a longer one)."""
+    if history_length != 1:
+        return None
+    total = 0
+    for i, (_, size) in enumerate(layout):
+        if total == source_inputs:
+            return list(layout[i:]) or None
+        total += int(size)
+    return None
+
+
+def _grown_actor(actor: nn.Module, state: dict[str, torch.Tensor],
+                 appended: list[tuple[str, int]] | None) -> dict[str, torch.Tensor] | None:
+    """The source's actor state with its first layer widened by zero columns for the appended inputs; None when
+    the actor is not the source's with exactly those inputs added."""
+    ours = actor.state_dict()
+    if not appended or _shapes(ours).keys() != _shapes(state).keys():
+        return None
+    first = next(k for k, v in state.items() if v.dim() == 2)
+    extra = sum(size for _, size in appended)
+    (rows, cols), want = state[first].shape, ours[first].shape
+    if want != (rows, cols + extra) or any(_shapes(ours)[k] != _shapes(state)[k] for k in state if k != first):
+        return None
+    grown = dict(state)
+    grown[first] = torch.cat([state[first], torch.zeros(rows, extra, dtype=state[first].dtype)], dim=1)
+    return grown
+
+
+def _grown_normalizer(normalizer: nn.Module | None,
+                      state: dict[str, torch.Tensor] | None) -> dict[str, torch.Tensor] | None:
+    """The source's normaliser statistics, with mean 0 and variance 1 for the appended inputs."""
+    if normalizer is None or not state:
+        return state
+    ours = normalizer.state_dict()
+    n = state["mean"].shape[0]
+    mean, var = ours["mean"].clone().zero_(), torch.ones_like(ours["var"])
+    mean[:n], var[:n] = state["mean"], state["var"]
+    return {**state, "mean": mean, "var": var}
 
 
 def read_source(text: str, new_run: Experiment) -> WarmSource:
