@@ -127,6 +127,8 @@ class Base:
         heading_command = False  # bool, draw a heading instead of a yaw rate; the yaw-rate command steers towards it
         heading = [-3.14159, 3.14159]  # rad, world-frame heading command range (heading_command)
         heading_gain = 0.5  # 1/s, yaw-rate command per rad of heading error, clipped to ang_vel_yaw (heading_command)
+        heading_fraction = 1.0  # fraction of drawn commands that steer to a heading (heading_command); the others
+        # keep their random yaw rate, so that turning on the spot is practised too
         gait_phase = False  # bool, periodic contact schedule: phase clock in the observation + gait_contact reward
         gait_frequency = [1.5, 2.0]  # Hz, commanded stepping frequency range (drawn with each command)
         gait_stance_ratio = 0.55  # fraction of a gait cycle each foot should be on the ground

@@ -142,6 +142,7 @@ RULES: dict[str, Check] = {
     "commands.lin_vel_y": ordered_range(),
     "commands.ang_vel_yaw": ordered_range(),
     "commands.curriculum_initial_level": PROBABILITY,
+    "commands.heading_fraction": PROBABILITY,
     "commands.curriculum_step": PROBABILITY,
     "commands.curriculum_threshold": PROBABILITY,
     "commands.gait_frequency": ordered_range(0.0, lo_open=True),

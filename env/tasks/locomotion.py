@@ -48,6 +48,7 @@ class LocomotionTask(Task):
         self.curriculum = CommandCurriculum(c, n, dev)
         self.commands = torch.zeros(n, 3, device=dev)
         self.heading = torch.zeros(n, device=dev)  # rad, world-frame heading command (commands.heading_command)
+        self.steering = torch.full((n,), bool(cfg.commands.heading_command), device=dev)  # envs steering to it
         self.held_commands: torch.Tensor | None = None  # set by hold_commands: play, evaluation, keyboard
         self.resample_steps = max(1, int(round(cfg.commands.resampling_time / env.dt)))
         self.history_length = int(cfg.env.history_length)
@@ -115,6 +116,8 @@ class LocomotionTask(Task):
         if self.cfg.commands.heading_command and self.held_commands is None:
             heading = sample_uniform(*self.cfg.commands.heading, (self.num_envs,), self.device)
             self.heading.copy_(torch.where(due, heading, self.heading))
+            steer = torch.rand(self.num_envs, device=self.device) < self.cfg.commands.heading_fraction
+            self.steering.copy_(torch.where(due, steer, self.steering))
             self._steer_to_heading()
         if self.gait is not None:
             self.gait.resample(due, torch.norm(self.commands, dim=1) > 0)
@@ -124,7 +127,8 @@ class LocomotionTask(Task):
         which is what the terrain curriculum's distance test measures."""
         c = self.cfg.commands
         error = wrap_to_pi(self.heading - yaw_from_quat(self.env.base_quat))
-        self.commands[:, 2] = torch.clamp(c.heading_gain * error, c.ang_vel_yaw[0], c.ang_vel_yaw[1])
+        steered = torch.clamp(c.heading_gain * error, c.ang_vel_yaw[0], c.ang_vel_yaw[1])
+        self.commands[:, 2] = torch.where(self.steering, steered, self.commands[:, 2])
 
     def pre_physics_step(self) -> None:
         due = (self.env.episode_length_buf % self.resample_steps == 0) & (self.env.episode_length_buf > 0)
@@ -133,7 +137,9 @@ class LocomotionTask(Task):
             self._steer_to_heading()
         if self.gait is not None:
             self.gait.advance()
-        self.commanded_distance += torch.norm(self.commands[:, :2], dim=1) * self.env.dt
+        # a yaw-rate command walks an arc, not a line: only steered commands count towards the distance test
+        steered = self.steering if self.cfg.commands.heading_command else torch.ones_like(self.steering)
+        self.commanded_distance += torch.norm(self.commands[:, :2], dim=1) * self.env.dt * steered
 
     def reset_idx(self, env_ids: torch.Tensor) -> None:
         if self.gait is not None:

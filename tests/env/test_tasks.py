@@ -96,3 +96,27 @@ def test_yaw_tracking_kernel_has_its_own_width_and_falls_back_to_the_linear_one(
     assert torch.allclose(tracking_ang_vel(task), torch.tensor([torch.exp(torch.tensor(-2.5)), 1.0]))
     rewards.tracking_sigma_yaw = 0.25
     assert torch.allclose(tracking_ang_vel(task), torch.tensor([torch.exp(torch.tensor(-1.0)), 1.0]))
+
+
+def test_heading_fraction_steers_some_envs_and_leaves_the_others_their_yaw_rate():
+    from config import load_config
+    from env.utils.math import wrap_to_pi, yaw_from_quat
+
+    cfg = load_config("qmini_rough", ["env.num_envs=64", "sim.nthread=2", "commands.heading_fraction=0.5",
+                                      "terrain.num_rows=2", "terrain.num_cols=4"])
+    torch.manual_seed(0)
+    env = make_env(cfg)
+    env.reset()
+    task = env.task
+    steer = task.steering.clone()
+    assert 16 < int(steer.sum()) < 48  # about half
+    for _ in range(3):
+        env.step(torch.zeros(64, 10))
+    c = cfg.commands
+    error = wrap_to_pi(task.heading - yaw_from_quat(env.robot.base_quat))
+    steered = torch.clamp(c.heading_gain * error, *c.ang_vel_yaw)
+    assert torch.allclose(task.commands[steer, 2], steered[steer], atol=0.01)  # steered before the last step
+    free = task.commands[~steer, 2]
+    assert (free.abs() > 0.3).any() and not torch.allclose(free, steered[~steer], atol=1e-3)  # drawn yaw rates
+    # only steered envs are asked to walk a distance (the curriculum's test): arcs are not lines
+    assert (task.commanded_distance[~steer] == 0).all() and (task.commanded_distance[steer] > 0).any()
