@@ -44,3 +44,24 @@ def test_a_run_keeps_its_policy_folder_and_a_resume_continues_the_curve(tmp_path
 def test_resume_without_an_earlier_run_is_refused(tmp_path):
     with pytest.raises(ValueError, match="--resume needs"):
         run(tmp_path / "results", "--resume")
+
+
+def test_init_from_starts_from_the_source_actor_and_the_curve_records_it(tmp_path, experiments_dir):
+    source = "benchmarks/results/qmini/policy"
+    out = tmp_path / "results"
+    before = torch.load(f"{source}/model/policy.pt", weights_only=False)["actor"]
+    assert run(out, "--init_from", source) == 0
+    curve = json.loads((out / "curve_ours.json").read_text())
+    assert curve["init_from"] == source and curve["rows"][0]["iteration"] == 1
+    record = (experiments_dir / "l" / "model" / "init_from.yaml").read_text()
+    assert source in record
+    saved = torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)
+    assert saved["iteration"] == len(curve["rows"])  # counted from 0, not from the source's iteration
+    first = next(k for k, v in before.items() if v.dim() == 2)
+    # a few PPO steps move the weights a little; a fresh actor would be nowhere near the source's
+    assert (saved["actor"][first] - before[first]).abs().max() < 0.05 * before[first].abs().max()
+
+
+def test_init_from_is_refused_with_resume(tmp_path):
+    with pytest.raises(ValueError, match="--init_from starts a new run"):
+        run(tmp_path / "results", "--init_from", "benchmarks/results/qmini/policy", "--resume")
