@@ -29,6 +29,8 @@ ROBOTS: dict[str, RobotDefaults] = {
 # says they trained on a height field
 COURSES: dict[str, list[str]] = {
     "go2_rough": ["stairs_up:0.10", "stairs_down:0.10", "slope_up:0.3", "slope_down:0.3", "boxes:0.08"],
+    "go2_perceptive": ["stairs_up:0.15", "stairs_down:0.15", "stairs_up:0.10", "stairs_down:0.10", "slope_up:0.3",
+                       "slope_down:0.3", "boxes:0.08"],
     "qmini_rough": ["boxes:0.04", "slope_up:0.15", "slope_down:0.15"],
 }
 GENERIC_COURSES = ["stairs_up:0.05", "stairs_down:0.05", "slope_up:0.15", "slope_down:0.15", "boxes:0.04"]
