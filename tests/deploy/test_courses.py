@@ -164,3 +164,15 @@ def test_course_run_from_the_command_line(go2_export, tmp_path):
     assert all(e["goal_time_s"] is not None and e["goal_time_s"] <= 16 for e in slope["episodes"])
     assert stairs["summary"]["successes"] == 0 and not stairs["pass"]
     assert math.isclose(stairs["goal_x_m"], APPROACH + 2 * 0.3 + 0.6)
+
+
+def test_the_suite_adds_courses_only_for_policies_trained_on_rough_terrain():
+    from deploy.defaults import GENERIC_COURSES, suite_courses
+
+    assert suite_courses("go2", {"terrain": "plane"}) == [] and suite_courses("qmini", None) == []
+    assert "stairs_up:0.10" in suite_courses("go2_rough", {"terrain": "heightfield"})
+    assert "stairs_up:0.15" in suite_courses("go2_perceptive", {"terrain": "heightfield"})
+    assert suite_courses("my_robot_rough", {"terrain": "heightfield"}) == GENERIC_COURSES
+    for name in ["go2_rough", "go2_perceptive", "qmini_rough", "other"]:
+        for text in suite_courses(name, {"terrain": "heightfield"}):
+            parse_course(text)  # every default course is valid
