@@ -88,10 +88,17 @@ def test_export_describes_the_height_scan(rough):
     assert term["size"] == 187 and len(term["points"]) == 187 and term["unit"] == "m"
     assert term["points"][0] == [-0.8, -0.5] and term["points"][-1] == [0.8, 0.5]
     assert term["start"] + term["size"] == meta["observation"]["frame_size"]
-    # a robot program needs a height map to build it: deploy says so in one line instead of guessing
+    assert term["clip"] == 1.0 and term["offset"][0] == 0.25 and term["noise"] >= 0.0
+    # deploy builds the scan from its own map of the scene and runs the policy
     run = subprocess.run([sys.executable, "-m", "deploy.sim2sim", "--export", str(exp / "export"), "--episodes", "1",
                           "--duration", "0.5"], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert run.returncode == 2 and "'height_scan', which this program cannot build" in run.stderr.strip().splitlines()[-1]
+    assert run.returncode == 0, run.stderr
+    # without the points it describes, a height_scan term is refused in one line instead of guessed
+    del term["points"]
+    (exp / "export" / "policy.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    run = subprocess.run([sys.executable, "-m", "deploy.sim2sim", "--export", str(exp / "export"), "--episodes", "1",
+                          "--duration", "0.5"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "height_scan but its term lists no points" in run.stderr.strip().splitlines()[-1]
 
 
 def test_video_shows_the_terrain(rough, tmp_path):
