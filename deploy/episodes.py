@@ -85,19 +85,20 @@ def plan_episodes(opts: RunOptions, policy: PolicySpec) -> list[EpisodePlan]:
     plans = []
     for i in range(opts.episodes):
         rng = np.random.default_rng([opts.seed, i])
-        start = (0.0, 0.0)
         if opts.course is not None:
-            *start, heading = opts.course.spawn(rng)
-            schedule = Schedule(np.array([[opts.course_speed, 0.0, 0.0]]), np.array([np.inf]))  # yaw: steered
+            x, y, heading = opts.course.spawn(rng)
+            start = (x, y)
         else:
-            heading = float(rng.uniform(-math.pi, math.pi))
+            start, heading = (0.0, 0.0), float(rng.uniform(-math.pi, math.pi))
         kicks = rng.uniform(-opts.push_vel, opts.push_vel, size=(opts.num_pushes, 2))
-        if opts.course is None:
+        if opts.course is not None:  # straight ahead; run_episodes steers the yaw rate
+            schedule = Schedule(np.array([[opts.course_speed, 0.0, 0.0]]), np.array([np.inf]))
+        else:  # drawn after the kicks, as before courses existed: the same seed gives the same episodes
             schedule = opts.schedule or random_schedule(rng, policy.command_ranges, policy.zero_threshold,
                                                         opts.duration, opts.resample_s)
         every = max(1, int(round(opts.push_interval / policy.control_dt)))
         push_steps = np.arange(opts.num_pushes) * every + rng.integers(0, every, size=opts.num_pushes)
-        plans.append(EpisodePlan(heading, schedule, kicks, push_steps, tuple(start)))
+        plans.append(EpisodePlan(heading, schedule, kicks, push_steps, start))
     return plans
 
 
