@@ -99,3 +99,13 @@ def test_command_line_exit_status(go2_export, tmp_path):
     assert proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()] and proc.stderr.startswith("error: unknown variant")
     assert not (tmp_path / "out.json").exists()
+
+
+def test_bad_course_and_scan_flags(capsys, go2_export, tmp_path):
+    out = tmp_path / "out.json"
+    common = ["--export", str(go2_export), "--model", str(GO2_MODEL), "--out", str(out)]
+    _fails(capsys, [*common, "--course", "stairs:0.1"], "expected KIND:VALUE")
+    _fails(capsys, [*common, "--course", "boxes:0.08,cell=-1"], "cell (m) must be a positive number")
+    _fails(capsys, [*common, "--course", "slope_up:0.2", "--course-speed", "0"], "--course-speed")
+    _fails(capsys, [*common, "--scan-noise", "-1"], "--scan-noise")
+    assert not out.exists()
