@@ -15,6 +15,8 @@ change at a time, so that its cost and its effect on the walking robot are its o
                    dissipates the same torque at FRICTIONLOSS_REF_SPEED
     disable flags  MjOption.disableflags bits that locomotion does not rely on
     fusestatic     the compiler merges bodies without joints into their parents
+    sensors        the foot position and contact-force sensors removed, or the touch sensors of the
+                   penalised bodies (what the rough-terrain reward terms and collision penalty read)
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import mujoco
 import numpy as np
 
 from config import apply_overrides
-from env.sim.scene import compile_spec, compose_scene, sensor_bodies
+from env.sim.scene import compile_spec, compose_scene, force_sensor, position_sensor, sensor_bodies, touch_sensor
 from utils.yaml import Cfg
 
 FRICTIONLOSS_REF_SPEED = 2.0  # rad/s, joint speed at which the damping replacing friction loss gives the same torque
@@ -87,6 +89,15 @@ def candidates(cfg: Cfg) -> list[Change]:
             for flag in FLAGS]
     out.append(Change("fusestatic", "compiler fusestatic: bodies without joints merged into their parents",
                       edit=_fusestatic, needs="asset.fuse_static"))
+    out.append(Change("no_foot_force_pos", "no foot position and contact-force sensors (feet_clearance, stumble)",
+                      edit=_drop_sensors(lambda c: [s for f in c.asset.foot_bodies for s in (position_sensor(f),
+                                                                                             force_sensor(f))]),
+                      needs="the sensors added only where a reward term reads them"))
+    if cfg.asset.penalized_bodies:
+        out.append(Change("no_penalized_touch", "no touch sensors on the penalised bodies (collision penalty)",
+                          edit=_drop_sensors(lambda c: [touch_sensor(b) for b in c.asset.penalized_bodies
+                                                        if b not in c.asset.foot_bodies]),
+                          needs="a cheaper collision count than one touch sensor per body"))
     return out
 
 
@@ -113,6 +124,13 @@ def _disable(flag: str) -> Edit:
 
     def edit(spec: mujoco.MjSpec, cfg: Cfg) -> None:
         spec.option.disableflags |= bit
+    return edit
+
+
+def _drop_sensors(names: Callable[[Cfg], list[str]]) -> Edit:
+    def edit(spec: mujoco.MjSpec, cfg: Cfg) -> None:
+        for name in names(cfg):
+            spec.delete(spec.sensor(name))
     return edit
 
 

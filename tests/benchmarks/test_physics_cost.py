@@ -121,3 +121,20 @@ def test_forward_passes_outside_mj_step_are_not_counted_in_the_profile():
     assert rows["forward"]["share"] == pytest.approx(2.09 * 10 / 11 / 2.0) and rows["forward"]["share"] < 1
     assert rows["advance"]["share"] == pytest.approx(0.5)  # mj_step only: not scaled
     assert rows["step"]["share"] == 1.0 and rows["step"]["us_per_step"] == pytest.approx(2e5)
+
+
+def test_sensor_changes_drop_exactly_the_rough_terrain_sensors():
+    from config import load_config
+
+    cfg = load_config("go2_rough")
+    changes = {c.name: c for c in candidates(cfg)}
+    base, _ = build_model(cfg, changes["baseline"])
+    names = {base.sensor(i).name for i in range(base.nsensor)}
+    no_force, _ = build_model(cfg, changes["no_foot_force_pos"])
+    no_touch, _ = build_model(cfg, changes["no_penalized_touch"])
+    assert names - {no_force.sensor(i).name for i in range(no_force.nsensor)} == \
+        {f"{f}_{kind}" for f in cfg.asset.foot_bodies for kind in ("pos", "force")}
+    assert names - {no_touch.sensor(i).name for i in range(no_touch.nsensor)} == \
+        {f"{b}_touch" for b in cfg.asset.penalized_bodies}
+    unpenalised = load_config("go2", ["asset.penalized_bodies=[]"])
+    assert "no_penalized_touch" not in {c.name for c in candidates(unpenalised)}
