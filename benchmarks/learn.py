@@ -314,8 +314,12 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
     curve_path = out_dir / f"curve_{args.algo}.json"
     if args.algo != "ours":
         raise ValueError("--resume continues our PPO only (--algo ours)")
+    kept = out_dir / "policy" / "model"
+    if not experiment.policy_path.is_file() and (kept / "policy.pt").is_file() and curve_path.is_file():
+        restore_experiment(experiment, kept)  # a fresh clone: the experiments folder is not in git
     if not experiment.policy_path.is_file() or not curve_path.is_file():
-        raise ValueError(f"--resume needs {experiment.policy_path} and {curve_path} from an earlier run")
+        raise ValueError(f"--resume needs {experiment.policy_path} (or {kept}/policy.pt) and {curve_path} "
+                         "from an earlier run")
     cfg = apply_overrides(load_saved_config(experiment.cfg_path), overrides)
     ckpt = read_checkpoint(experiment.policy_path, "cpu", experiment)
     curve = json.loads(curve_path.read_text())
@@ -326,6 +330,20 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
         raise ValueError(f"{curve_path} ends at iteration {rows[-1]['iteration'] if rows else 0} but the checkpoint "
                          f"is at {it}; they are not the same run")
     return cfg, ckpt, rows, curve.get("resumed_at_iterations", []), curve.get("init_from")
+
+
+def restore_experiment(experiment: Experiment, kept: Path) -> None:
+    """Recreate a run's experiment folder from the policy folder it kept (model/policy.pt and cfg.yaml).
+
+    The kept checkpoint is the run's last one, optimizer and terrain levels included, so a run
+    committed with its results folder continues in another clone exactly as in its own.
+    """
+    import shutil
+
+    experiment.prepare_new(overwrite=False)
+    for name in ("policy.pt", "cfg.yaml"):
+        shutil.copy2(kept / name, experiment.model_dir / name)
+    print(f"restored {experiment.dir} from {kept}", flush=True)
 
 
 def keep_policy(experiment: Experiment, dest: Path) -> Path:

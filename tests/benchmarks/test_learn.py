@@ -41,6 +41,20 @@ def test_a_run_keeps_its_policy_folder_and_a_resume_continues_the_curve(tmp_path
     assert torch.load(policy / "model" / "policy.pt", weights_only=False)["iteration"] == len(rows)
 
 
+def test_a_resume_in_a_fresh_clone_restores_the_experiment_from_the_kept_policy(tmp_path, experiments_dir):
+    import shutil
+
+    out = tmp_path / "results"
+    assert run(out) == 0
+    kept = torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)
+    shutil.rmtree(experiments_dir / "l")  # what a fresh clone lacks: experiments/ is not in git
+    assert run(out, "--resume") == 0
+    assert (experiments_dir / "l" / "model" / "cfg.yaml").is_file()
+    resumed = torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)
+    assert resumed["iteration"] > kept["iteration"]
+    assert json.loads((out / "curve_ours.json").read_text())["resumed_at_iterations"] == [kept["iteration"]]
+
+
 def test_resume_without_an_earlier_run_is_refused(tmp_path):
     with pytest.raises(ValueError, match="--resume needs"):
         run(tmp_path / "results", "--resume")
