@@ -85,6 +85,8 @@ class Base:
         stiffness = {}  # N*m/rad, PD kp by joint-name substring (every controlled joint needs one)
         damping = {}  # N*m*s/rad, PD kd by joint-name substring (every controlled joint needs one)
         torque_limits = {}  # N*m by joint-name substring; unmatched joints use the file's (URDF effort)
+        held_joints = []  # joints the policy does not drive (a humanoid's waist and arms): their PD holds them at
+        # init_state.default_joint_angles; the policy's actions, joint observations and joint rewards are the others'
 
     class asset:
         file = ""  # robot description, URDF (.urdf) or MJCF (.xml), relative to the project root

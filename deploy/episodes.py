@@ -7,7 +7,8 @@ policy.yaml's or the check's own --sim-dt), for every robot still standing:
     2. obs       = observation.py's frame of the current state (+ history), gait phase as of now
     3. action    = policy(obs); a = clip(action, -clip_actions, clip_actions)
     4. target    = clamp(default_joint_pos + action_scale * a, joint_pos_limits)
-    5. ctrl      = the target of `latency` control steps ago (the spawn pose before that)
+    5. ctrl      = the target of `latency` control steps ago (the spawn pose before that); the joints
+                   policy.yaml holds (held_joints, after the policy's) keep their target all episode
     6. gait phase advances by f * control_dt; `substeps` mj_steps run MuJoCo's PD on ctrl
     7. previous action for the next observation = a
     8. pushes: once in every push_interval s of episode time, at a random moment of it, the
@@ -124,7 +125,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     for d, plan in zip(datas, plans):
         d.qpos[:] = default_pose_qpos(model, robot.qpos_idx, fq, spec, opts.spawn_height + start_z, plan.heading)
         d.qpos[fq:fq + 2] = plan.start_xy
-        d.ctrl[:] = spawn_pose
+        d.ctrl[:] = np.concatenate([spawn_pose, spec.held.target])  # held joints: their target for good
         mujoco.mj_forward(model, d)
     targets = np.tile(spawn_pose, (num, opts.latency + 1, 1))  # newest first
     last_action = np.zeros((num, nu))
@@ -179,7 +180,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
         reset = np.zeros(num, dtype=bool)
         for i in np.flatnonzero(live):
             d = datas[i]
-            d.ctrl[:] = applied[i]
+            d.ctrl[:nu] = applied[i]
             expected = d.time + robot.substeps * sim_dt
             for _ in range(robot.substeps):
                 mujoco.mj_step(model, d)

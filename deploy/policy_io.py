@@ -64,6 +64,20 @@ class Term:
 
 
 @dataclass(frozen=True)
+class HeldJoints:
+    """Joints the policy does not drive (policy.yaml ``held_joints``): the robot's PD holds each at its target."""
+
+    names: list[str]
+    target: np.ndarray  # rad
+    kp: np.ndarray  # N*m/rad
+    kd: np.ndarray  # N*m*s/rad
+    torque_limits: np.ndarray  # N*m, inf where unlimited
+
+
+NO_HELD_JOINTS = HeldJoints([], np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0))
+
+
+@dataclass(frozen=True)
 class PolicySpec:
     """policy.yaml, checked and turned into arrays (per-joint arrays in joint_names order)."""
 
@@ -92,6 +106,7 @@ class PolicySpec:
     zero_threshold: float
     gait: dict[str, Any] | None
     training: dict[str, Any] | None  # how it was trained (fall limits, pushes); exports since issue #11 have it
+    held: HeldJoints = NO_HELD_JOINTS  # joints held at a fixed target by the PD (a humanoid's arms), after joint_names
 
 
 def resolve_export_dir(path: str | Path) -> Path:
@@ -226,7 +241,21 @@ def _read_policy_yaml(folder: Path) -> PolicySpec:
         command_ranges=ranges, zero_threshold=float(cmd.get("zero_threshold", 0.0) or 0.0),
         gait=meta.get("gait") if isinstance(meta.get("gait"), dict) else None,
         training=meta.get("training") if isinstance(meta.get("training"), dict) else None,
+        held=_held_joints(meta, names, where),
     )
+
+
+def _held_joints(meta: dict, policy_joints: list[str], where: Path) -> HeldJoints:
+    held = meta.get("held_joints")
+    if held is None:
+        return NO_HELD_JOINTS
+    names = held.get("names") if isinstance(held, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names) or set(names) & set(policy_joints):
+        raise DeployError(f"{where}: held_joints.names must be a list of joint names not in joint_names")
+    n, h = len(names), {f"held_joints.{k}": v for k, v in held.items()}  # named so in the error lines
+    return HeldJoints(list(names), _floats(h, "held_joints.target", n, where), _floats(h, "held_joints.kp", n, where),
+                      _floats(h, "held_joints.kd", n, where),
+                      _floats(h, "held_joints.torque_limits", n, where, none_is_inf=True))
 
 
 class OnnxPolicy:

@@ -115,21 +115,29 @@ def reactuate(spec: mujoco.MjSpec, policy: PolicySpec, sim_dt: float | None = No
     for key in list(spec.keys):
         spec.delete(key)
     for i, name in enumerate(policy.joint_names):
-        kp, kd, limit = float(policy.kp[i]), float(policy.kd[i]), float(policy.torque_limits[i])
-        act = spec.add_actuator(name=f"pd_{name}", target=name, trntype=mujoco.mjtTrn.mjTRN_JOINT)
-        act.dyntype = mujoco.mjtDyn.mjDYN_NONE
-        act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
-        act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
-        act.gainprm[:3] = [kp, 0.0, 0.0]
-        act.biasprm[:3] = [0.0, -kp, -kd]
-        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
-        act.ctrlrange = [float(v) for v in policy.joint_pos_limits[i]]
-        if np.isfinite(limit):
-            act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
-            act.forcerange = [-limit, limit]
-        else:
-            act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
+        _add_pd(spec, name, float(policy.kp[i]), float(policy.kd[i]), float(policy.torque_limits[i]),
+                [float(v) for v in policy.joint_pos_limits[i]])
+    held = policy.held
+    for i, name in enumerate(held.names):  # after the policy's: ctrl[num_actions:] holds their targets
+        _add_pd(spec, name, float(held.kp[i]), float(held.kd[i]), float(held.torque_limits[i]), None)
     spec.option.timestep = physics_step(policy, sim_dt)[0]
+
+
+def _add_pd(spec: mujoco.MjSpec, joint: str, kp: float, kd: float, limit: float, ctrlrange: list[float] | None) -> None:
+    act = spec.add_actuator(name=f"pd_{joint}", target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+    act.dyntype = mujoco.mjtDyn.mjDYN_NONE
+    act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
+    act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+    act.gainprm[:3] = [kp, 0.0, 0.0]
+    act.biasprm[:3] = [0.0, -kp, -kd]
+    if ctrlrange is not None:
+        act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.ctrlrange = ctrlrange
+    if np.isfinite(limit):
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
+        act.forcerange = [-limit, limit]
+    else:
+        act.forcelimited = mujoco.mjtLimited.mjLIMITED_FALSE
 
 
 def add_floor_if_missing(spec: mujoco.MjSpec) -> None:
@@ -178,6 +186,8 @@ def default_pose_qpos(model: mujoco.MjModel, qpos_idx: np.ndarray, free_qpos: in
     qpos[free_qpos:free_qpos + 3] = [0.0, 0.0, height]
     qpos[free_qpos + 3:free_qpos + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
     qpos[qpos_idx] = policy.default_joint_pos
+    for name, angle in zip(policy.held.names, policy.held.target):
+        qpos[model.jnt_qposadr[model.joint(name).id]] = angle
     return qpos
 
 
@@ -191,9 +201,10 @@ def build_robot(path: str | Path, policy: PolicySpec, sim_dt: float | None = Non
     path = Path(path)
     spec = load_spec(path)
     have = {j.name for j in spec.joints}
-    missing = [n for n in policy.joint_names if n not in have]
+    missing = [n for n in policy.joint_names + policy.held.names if n not in have]
     if missing:
-        raise DeployError(f"{path} lacks joint(s) {', '.join(missing)} named in policy.yaml's joint_names")
+        raise DeployError(f"{path} lacks joint(s) {', '.join(missing)} named in policy.yaml's joint_names "
+                          "or held_joints")
     key_qpos = _keyframe_qpos(spec)
     reactuate(spec, policy, dt)
     add_floor_if_missing(spec)

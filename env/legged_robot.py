@@ -49,16 +49,22 @@ class LeggedRobotEnv:
     # ---------------------------------------------------------------- set-up
     def _init_joints(self) -> None:
         m, cfg = self.model, self.cfg
-        self.dof_names = actuated_joint_names(m)
-        self.num_dof = len(self.dof_names)
-        self.default_dof_pos = torch.tensor(
-            [cfg.init_state.default_joint_angles[n] for n in self.dof_names], device=self.device
-        ).unsqueeze(0)
-        jnt_ids = [int(m.actuator_trnid[i, 0]) for i in range(self.num_dof)]
-        self.qpos_idx = torch.tensor([int(m.jnt_qposadr[j]) for j in jnt_ids], device=self.device)
-        self.qvel_idx = torch.tensor([int(m.jnt_dofadr[j]) for j in jnt_ids], device=self.device)
-        self.dof_pos_limits = torch.tensor(m.jnt_range[jnt_ids], dtype=torch.float32, device=self.device)
-        self.torque_limits = torch.tensor(m.actuator_forcerange[:, 1], dtype=torch.float32, device=self.device)
+        # The scene puts the held joints' actuators last: the env's joints ("dofs") are the policy's, the first
+        # num_dof actuators; the held ones only get their PD target (their default angle) at every reset.
+        names = actuated_joint_names(m)
+        self.num_dof = len(names) - len(cfg.control.held_joints)
+        self.dof_names, self.held_joint_names = names[:self.num_dof], names[self.num_dof:]
+        angles = cfg.init_state.default_joint_angles
+        self.default_dof_pos = torch.tensor([angles[n] for n in self.dof_names], device=self.device).unsqueeze(0)
+        self.held_targets = torch.tensor([[angles[n] for n in self.held_joint_names]], device=self.device)
+        jnt_ids = [int(m.actuator_trnid[i, 0]) for i in range(m.nu)]
+        self.qpos_idx = torch.tensor([int(m.jnt_qposadr[j]) for j in jnt_ids[:self.num_dof]], device=self.device)
+        self.qvel_idx = torch.tensor([int(m.jnt_dofadr[j]) for j in jnt_ids[:self.num_dof]], device=self.device)
+        self.held_qpos_idx = torch.tensor([int(m.jnt_qposadr[j]) for j in jnt_ids[self.num_dof:]],
+                                          dtype=torch.long, device=self.device)
+        self.dof_pos_limits = torch.tensor(m.jnt_range[jnt_ids[:self.num_dof]], dtype=torch.float32, device=self.device)
+        self.torque_limits = torch.tensor(m.actuator_forcerange[:self.num_dof, 1], dtype=torch.float32,
+                                          device=self.device)
         self.base_body_id = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, cfg.asset.base_body)  # checked by the scene
 
     def _init_sensors(self) -> None:
@@ -113,7 +119,7 @@ class LeggedRobotEnv:
         self.actions.copy_(torch.clamp(actions.to(self.device), -clip, clip))
         targets = self.default_dof_pos + self.cfg.control.action_scale * self.actions
         self.joint_targets = torch.clamp(targets, self.dof_pos_limits[:, 0], self.dof_pos_limits[:, 1])
-        self.sim.ctrl.copy_(self._delayed(self.joint_targets))
+        self.sim.ctrl[:, :self.num_dof] = self._delayed(self.joint_targets)
         diverged = self.sim.step(self.decimation).to(self.device)
         self.episode_length_buf += 1
         self.refresh_state()
@@ -153,7 +159,7 @@ class LeggedRobotEnv:
         self.foot_contact_force = sensors[:, self.foot_force_cols].view(self.num_envs, -1, 3)  # world frame, N (net contact)
         self.termination_forces = sensors[:, self.termination_cols]
         self.penalized_forces = sensors[:, self.penalized_cols]
-        self.torques = self.sim.actuator_force.to(self.device, torch.float32, copy=True)
+        self.torques = self.sim.actuator_force[:, :self.num_dof].to(self.device, torch.float32, copy=True)
         self.foot_contact = self.foot_forces > self.cfg.asset.contact_threshold
         self.base_height = self.base_pos[:, 2] - self.ground.height_under(self.base_pos[:, :2])  # above the ground it stands on
 
@@ -236,7 +242,9 @@ class LeggedRobotEnv:
         qvel[:, 0:3] = lin_vel
         qvel[:, 3:6] = ang_vel
         qvel[:, self.qvel_idx] = joint_vel
-        self.sim.reset(env_ids, qpos, qvel, joint_pos)
+        held = self.held_targets.expand(n, -1)
+        qpos[:, self.held_qpos_idx] = held
+        self.sim.reset(env_ids, qpos, qvel, torch.cat([joint_pos, held], dim=1))
         self.spawn_xy[env_ids] = qpos[:, 0:2]
 
         self.target_history[env_ids] = joint_pos.unsqueeze(1)

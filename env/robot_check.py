@@ -73,14 +73,17 @@ def _masses(model: mujoco.MjModel) -> list[str]:
 
 
 def _dofs(model: mujoco.MjModel, cfg: Cfg) -> Report:
-    report = Report([f"dofs ({model.nu}, the policy's action order): joint  range (rad)  default  kp  kd  torque limit"])
+    held = set(cfg.control.held_joints)
+    report = Report([f"dofs ({model.nu - len(held)} driven by the policy, in its action order"
+                     + (f"; then {len(held)} held at their default by the PD" if held else "")
+                     + "): joint  range (rad)  default  kp  kd  torque limit"])
     for i, name in enumerate(actuated_joint_names(model)):
         j = int(model.actuator_trnid[i, 0])
         lo, hi = model.jnt_range[j] if model.jnt_limited[j] else (-np.inf, np.inf)
         default = float(cfg.init_state.default_joint_angles[name])
         kp, kd = float(model.actuator_gainprm[i, 0]), float(-model.actuator_biasprm[i, 2])
         report.lines.append(f"  {i:2d} {name:24s} [{lo:+.3f}, {hi:+.3f}]  {default:+.3f}  {kp:g}  {kd:g}  "
-                            f"{model.actuator_forcerange[i, 1]:g} N*m")
+                            f"{model.actuator_forcerange[i, 1]:g} N*m" + ("  (held)" if name in held else ""))
         if not lo <= default <= hi:
             report.problems.append(f"init_state.default_joint_angles['{name}'] = {default:g} is outside the joint's "
                                    f"range [{lo:g}, {hi:g}]")

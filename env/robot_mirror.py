@@ -50,7 +50,7 @@ def robot_mirror(model: mujoco.MjModel, cfg: Cfg) -> RobotMirror:
     base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, asset.base_body)
     rot, origin = data.xmat[base].reshape(3, 3), data.xpos[base]
     anchors, axes = (data.xanchor - origin) @ rot, data.xaxis @ rot
-    names = actuated_joint_names(model)
+    names = actuated_joint_names(model)[:model.nu - len(cfg.control.held_joints)]  # the policy's; held ones last
     ids = [model.joint(n).id for n in names]
     feet = {name: contact_geoms(model, name)[1] for name in asset.foot_bodies}
 

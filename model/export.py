@@ -15,7 +15,8 @@ policy.yaml, and return the raw action. On the robot:
     action = network(obs)
     target = clamp(default_joint_pos + action_scale * clip(action, -clip_actions, clip_actions), joint_pos_limits)
 
-and the joint PD loop (kp, kd, torque_limits) tracks `target` every control_dt.
+and the joint PD loop (kp, kd, torque_limits) tracks `target` every control_dt. Joints the policy
+does not drive (``held_joints``, a humanoid's waist and arms) keep their own target under the same PD law.
 `check_export` verifies an export folder against the config and the checkpoint.
 """
 
@@ -98,8 +99,8 @@ def policy_metadata(env: Any, cfg: Any) -> dict[str, Any]:
         terms.append({"name": term.pop("name"), "start": start, **term})
         start += int(size)
     history = int(getattr(task, "history_length", 1))
-    limited = [bool(v) for v in np.asarray(m.actuator_forcelimited).reshape(-1)[:nu]] \
-        if hasattr(m, "actuator_forcelimited") else [True] * nu
+    limited = [bool(v) for v in np.asarray(m.actuator_forcelimited).reshape(-1)] \
+        if hasattr(m, "actuator_forcelimited") else [True] * m.nu
     torque_limits = [float(m.actuator_forcerange[i, 1]) if limited[i] else None for i in range(nu)]
     c = cfg.commands
     return {
@@ -140,7 +141,24 @@ def policy_metadata(env: Any, cfg: Any) -> dict[str, Any]:
         },
         "gait": _gait(task),
         "training": _training(cfg),
+        **_held_joints(robot, cfg, limited),
     }
+
+
+def _held_joints(robot: Any, cfg: Any, limited: list[bool]) -> dict[str, Any]:
+    """The joints the policy does not drive (control.held_joints): their PD holds them at these targets."""
+    names, m, first = list(getattr(robot, "held_joint_names", [])), robot.model, robot.num_dof
+    if not names:
+        return {}
+    ids = range(first, first + len(names))  # their actuators follow the policy's
+    return {"held_joints": {
+        "names": names,
+        "target": [float(cfg.init_state.default_joint_angles[n]) for n in names],  # rad
+        "kp": [float(m.actuator_gainprm[i, 0]) for i in ids],  # N*m/rad
+        "kd": [float(-m.actuator_biasprm[i, 2]) for i in ids],  # N*m*s/rad
+        "torque_limits": [float(m.actuator_forcerange[i, 1]) if limited[i] else None for i in ids],  # N*m
+        "rule": "ctrl = target for the whole run, by the same PD law as the policy's joints",
+    }}
 
 
 def _training(cfg: Any) -> dict[str, Any]:

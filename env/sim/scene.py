@@ -8,7 +8,7 @@ run adds comes from the config, in one place:
 - the ground (friction from ``terrain``): a plane, or the rough terrain's height field when the
   env passes its `TerrainGrid` (checks, exports and deploy scenes always get the plane); a light and a sky;
 - one position actuator per controlled joint (every hinge and slide joint, in model
-  order): gain kp, bias (0, -kp, -kd) from ``control.stiffness/damping``, torque limit
+  order, except that ``control.held_joints`` come last): gain kp, bias (0, -kp, -kd) from ``control.stiffness/damping``, torque limit
   from ``control.torque_limits`` or the file's (a URDF's ``effort``), ctrl range = joint range;
 - for every body named in ``asset.foot_bodies``, ``termination_bodies`` and
   ``penalized_bodies``: a box site around its collision geoms and a touch sensor
@@ -37,7 +37,7 @@ from env.terrain.mjcf import add_height_field
 from utils.files import atomic_write_bytes, atomic_write_text
 from utils.yaml import Cfg
 
-__all__ = ["asset_path", "compose_scene", "load_mj_model", "actuated_joint_names", "sensor_bodies",
+__all__ = ["asset_path", "compose_scene", "held_last", "load_mj_model", "actuated_joint_names", "sensor_bodies",
            "touch_sensor", "velocity_sensor", "position_sensor", "force_sensor", "write_scene_xml", "RobotFileError"]
 
 _CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
@@ -106,12 +106,25 @@ def compose_scene(cfg: Cfg, terrain: TerrainGrid | None = None) -> mujoco.MjSpec
     _add_floor(spec, cfg.terrain, terrain)
     _set_options(spec, cfg.sim)
     robot = compile_spec(spec, cfg.asset.file)
-    joints = [mujoco.mj_id2name(robot, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(robot.njnt)
-              if robot.jnt_type[j] in [int(t) for t in _ONE_DOF]]
+    joints = held_last([mujoco.mj_id2name(robot, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(robot.njnt)
+                        if robot.jnt_type[j] in [int(t) for t in _ONE_DOF]], cfg.control)
     _add_actuators(spec, robot, joints, cfg.control)
     _add_sensors(spec, robot, cfg.asset)
     _add_home_key(spec, robot, joints, cfg.init_state)
     return spec
+
+
+def held_last(joints: list[str], control: Cfg) -> list[str]:
+    """The actuator order: the joints the policy drives, then ``control.held_joints`` (checked, one line)."""
+    held = list(getattr(control, "held_joints", []) or [])
+    unknown = [n for n in held if n not in joints]
+    if unknown:
+        raise RobotFileError(f"control.held_joints names {', '.join(unknown)}, which the robot does not have; "
+                             f"its joints: {', '.join(joints)}")
+    if len(set(held)) != len(held) or len(held) >= len(joints):
+        raise RobotFileError(f"control.held_joints must name distinct joints and leave the policy at least one, "
+                             f"got {held}")
+    return [n for n in joints if n not in held] + [n for n in joints if n in held]
 
 
 def _strip_scene_parts(spec: mujoco.MjSpec) -> None:
