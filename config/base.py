@@ -143,6 +143,8 @@ class Base:
         soft_dof_pos_limit = 0.9  # fraction of the joint range beyond which the limit term penalises
         feet_air_time_target = 0.5  # s, swing duration rewarded by feet_air_time
         foot_clearance_target = 0.1  # m, swing height of the foot contact site's centre above the ground (feet_clearance)
+        joint_deviation_weights = {}  # weight by joint-name substring of the squared offset from the default pose
+        # (joint_deviation), e.g. {"hip_roll": 1.0, "hip_yaw": 1.0}: a humanoid's legs that splay or twist
         only_positive_rewards = True  # bool, clip the summed reward of a step at 0
 
         class scales:
@@ -166,6 +168,7 @@ class Base:
             stumble = 0.0  # per foot s, feet whose contact force is mostly horizontal (against a riser)
             gait_contact = 0.0  # per s, fraction of feet whose contact matches the gait schedule
             stand_still = 0.0  # per rad s, joint offset from default at zero command
+            joint_deviation = 0.0  # per rad^2 s, weighted squared offset from the default pose (joint_deviation_weights)
             alive = 0.0  # per s, constant while the episode runs
 
     class domain_rand:

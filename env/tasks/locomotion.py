@@ -7,6 +7,7 @@ import math
 import torch
 
 from env.legged_robot import LeggedRobotEnv
+from env.sim.robot_file import by_substring, check_keys_match
 from env.tasks import register_task
 from env.tasks.base import Task
 from env.tasks.curriculum import CommandCurriculum
@@ -36,6 +37,13 @@ def critic_obs_layout(frame: list[tuple[str, int]], num_feet: int, num_privilege
     if scan_points:
         layout.append(("height_scan", scan_points))
     return layout
+
+
+def joint_weights(names: list[str], table: dict[str, float], device: torch.device) -> torch.Tensor:
+    """(num_dof,) weights from a {joint-name substring: weight} table (longest key wins; 0 for the rest)."""
+    check_keys_match("rewards.joint_deviation_weights (on the policy's joints)", table, names)
+    weights = by_substring(names, table)
+    return torch.tensor([weights.get(n, 0.0) for n in names], device=device)
 
 
 @register_task("locomotion")
@@ -69,6 +77,7 @@ class LocomotionTask(Task):
         self.command_scale = torch.tensor([scales.lin_vel, scales.lin_vel, scales.ang_vel], device=dev)
         self.noise_vec = self._noise_vector()
         self.robot_weight = float(env.model.body_mass.sum()) * 9.81  # N, to scale contact forces
+        self.joint_deviation_weights = joint_weights(env.dof_names, dict(cfg.rewards.joint_deviation_weights), dev)
 
     def available_rewards(self):
         return REWARDS

@@ -139,6 +139,12 @@ def stand_still(task) -> torch.Tensor:
     return offset * (torch.norm(task.commands, dim=1) < 0.1)
 
 
+def joint_deviation(task) -> torch.Tensor:
+    """Squared offset of the joints from the default pose, weighted per joint by rewards.joint_deviation_weights."""
+    env = task.env
+    return torch.sum(task.joint_deviation_weights * torch.square(env.dof_pos - env.default_dof_pos), dim=1)
+
+
 def alive(task) -> torch.Tensor:
     return torch.ones(task.num_envs, device=task.device)
 
@@ -146,5 +152,5 @@ def alive(task) -> torch.Tensor:
 REWARDS = {fn.__name__: fn for fn in [
     tracking_lin_vel, tracking_lin_vel_wide, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height,
     torques, dof_vel, dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, foot_slip,
-    feet_clearance, stumble, gait_contact, stand_still, alive,
+    feet_clearance, stumble, gait_contact, stand_still, joint_deviation, alive,
 ]}

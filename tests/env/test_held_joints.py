@@ -61,3 +61,26 @@ def test_the_mirror_covers_the_policy_joints_only():
     assert twins == [n[:-1] + {"l": "r", "r": "l"}[n[-1]] for n in names]  # every policy joint with its twin
     obs = torch.randn(3, env.num_obs)
     assert torch.allclose(maps.obs.apply(maps.obs.apply(obs)), obs)
+
+
+def test_joint_deviation_weighs_the_named_joints_offsets_only():
+    from env.tasks.rewards import joint_deviation
+
+    cfg = load_config("qmini", ["env.num_envs=2", "sim.nthread=1", "rewards.scales.joint_deviation=-1.0",
+                                "rewards.joint_deviation_weights={hip_roll: 2.0, hip_yaw: 1.0}"])
+    env = make_env(cfg, "cpu")
+    task, robot = env.task, env.robot
+    names = robot.dof_names
+    assert task.joint_deviation_weights.tolist() == [2.0 if "hip_roll" in n else 1.0 if "hip_yaw" in n else 0.0
+                                                     for n in names]
+    robot.dof_pos = robot.default_dof_pos.repeat(2, 1)
+    robot.dof_pos[0, names.index("hip_roll_l")] += 0.1
+    robot.dof_pos[0, names.index("knee_pitch_l")] += 0.5  # not weighed
+    robot.dof_pos[1, names.index("hip_yaw_r")] -= 0.2
+    assert joint_deviation(task).tolist() == pytest.approx([2.0 * 0.01, 0.04], rel=1e-5)
+    assert "joint_deviation" in task.reward_terms
+
+
+def test_a_joint_deviation_key_that_matches_no_policy_joint_is_one_line():
+    with pytest.raises(ValueError, match="rewards.joint_deviation_weights .* 'waist' match nothing"):
+        make_env(load_config("qmini", ["env.num_envs=2", "rewards.joint_deviation_weights={waist: 1.0}"]), "cpu")
