@@ -95,7 +95,7 @@ def test_a_joint_named_in_the_config_but_absent_is_one_line(capsys):
     assert len(err.splitlines()) == 1 and "names joint(s) FL_toe_joint, which the robot does not have" in err
 
 
-@pytest.mark.parametrize("config", ["go2", "qmini", "example_quad"])
+@pytest.mark.parametrize("config", ["go2", "qmini", "example_quad", "g1"])
 def test_check_passes_for_our_robots(config, tmp_path, capsys):
     png = tmp_path / "stand.png"
     assert check_robot(["--config", config, "--png", str(png)]) == 0
@@ -129,9 +129,9 @@ def test_train_refuses_a_robot_that_fails_the_fast_check(tmp_path, monkeypatch, 
     assert not (tmp_path / "bad").exists()
 
 
-@pytest.mark.parametrize("config", ["example_quad", "go2", "qmini"])
+@pytest.mark.parametrize("config", ["example_quad", "go2", "qmini", "g1"])
 def test_every_robot_trains_through_the_scene(config, urdf, tmp_path, monkeypatch):
-    """The test's URDF, and the Go2 and Qmini MJCFs: 2 PPO iterations each."""
+    """The test's URDF, and the Go2, Qmini and G1 MJCFs: 2 PPO iterations each."""
     monkeypatch.setenv("LEGGED_EXPERIMENTS_DIR", str(tmp_path))
     args = ["--config", config, "--name", "run", "--num_envs", "8", "--max_iterations", "2",
             "--set", "runner.num_steps_per_env=8"] + (["--set", f"asset.file={urdf}"] if config == "example_quad" else [])
