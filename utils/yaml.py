@@ -91,7 +91,8 @@ class ParamsProcess:
 # both mappings in YAML; the dict-valued fields are named here. A new dict-valued
 # field must be added to this set, or it would be read back as a section.
 DICT_FIELDS = {"stiffness", "damping", "torque_limits", "default_joint_angles", "collision_primitives",
-               "joint_armature", "joint_damping", "joint_friction", "terrain_proportions", "mirror_joints"}
+               "joint_armature", "joint_damping", "joint_friction", "terrain_proportions", "mirror_joints",
+               "joint_deviation_weights"}
 
 
 def _public_names(cls: type) -> list[str]:
