@@ -245,6 +245,7 @@ class Base:
         platform_size = 3.0  # m, flat square at each tile's centre where robots spawn
         rough_amplitude = [0.02, 0.1]  # m, peak-to-peak height of random bumps at difficulty 0 and at the top
         rough_step = 0.01  # m, bump heights are multiples of this
+        rough_cell = 0.0  # m, side of one random bump (a multiple of horizontal_scale); 0 = one bump per grid vertex
         slope_range = [0.0, 0.4]  # rise over run of the slopes at difficulty 0 and at the top
         step_height_range = [0.05, 0.23]  # m, stair step height at difficulty 0 and at the top
         step_width = 0.31  # m, stair tread depth

@@ -183,6 +183,7 @@ RULES: dict[str, Check] = {
     "terrain.platform_size": POSITIVE,
     "terrain.rough_amplitude": ordered_range(0.0),
     "terrain.rough_step": POSITIVE,
+    "terrain.rough_cell": float_range(0.0, lo_open=False),
     "terrain.slope_range": ordered_range(0.0),
     "terrain.step_height_range": ordered_range(0.0),
     "terrain.step_width": POSITIVE,

@@ -66,12 +66,27 @@ def _platform(terrain: Cfg, n: int) -> np.ndarray:
     return platform_distance(n, float(terrain.horizontal_scale), float(terrain.platform_size)) == 0
 
 
-def _bumps(amplitude: float, step: float, shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
-    """Independent uniform draws from the multiples of `step` in [-amplitude/2, amplitude/2]."""
+def _bumps(amplitude: float, terrain: Cfg, n: int, rng: np.random.Generator) -> np.ndarray:
+    """(n, n) independent uniform draws from the multiples of `rough_step` in [-amplitude/2, amplitude/2], one per
+    bump of side `rough_cell` (0: one per vertex); a bump spans rough_cell / horizontal_scale vertices a side."""
+    step, cell = float(terrain.rough_step), bump_vertices(terrain)
     if step <= 0:
         raise ValueError(f"terrain.rough_step must be > 0, got {step}")
     k = int(np.floor(max(amplitude, 0.0) / 2 / step + 1e-6))
-    return rng.integers(-k, k + 1, size=shape) * step
+    coarse = -(-n // cell)
+    draws = rng.integers(-k, k + 1, size=(coarse, coarse)) * step
+    return np.repeat(np.repeat(draws, cell, axis=0), cell, axis=1)[:n, :n]
+
+
+def bump_vertices(terrain: Cfg) -> int:
+    """Vertices along one side of a random bump: terrain.rough_cell / horizontal_scale (1 when rough_cell is 0)."""
+    cell, h = float(getattr(terrain, "rough_cell", 0.0) or 0.0), float(terrain.horizontal_scale)
+    if cell == 0:
+        return 1
+    k = round(cell / h)
+    if k < 1 or abs(k * h - cell) > 1e-6 * cell:
+        raise ValueError(f"terrain.rough_cell ({cell}) must be 0 or a multiple of terrain.horizontal_scale ({h})")
+    return k
 
 
 def flat_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) -> np.ndarray:
@@ -84,7 +99,7 @@ def random_rough_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator)
     """Uniform random bumps, peak-to-peak `rough_amplitude` at d, in steps of `rough_step`."""
     n = tile_cells(terrain)
     amplitude = lerp(terrain.rough_amplitude, difficulty)
-    heights = _bumps(amplitude, float(terrain.rough_step), (n, n), rng)
+    heights = _bumps(amplitude, terrain, n, rng)
     heights[_platform(terrain, n)] = 0.0
     return heights
 
@@ -110,7 +125,7 @@ def rough_slope_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) 
     n = tile_cells(terrain)
     sign = 1.0 if rng.random() < 0.5 else -1.0
     heights = _pyramid(difficulty, terrain, sign)
-    heights += _bumps(lerp(terrain.rough_amplitude, difficulty), float(terrain.rough_step), (n, n), rng)
+    heights += _bumps(lerp(terrain.rough_amplitude, difficulty), terrain, n, rng)
     heights[_platform(terrain, n)] = 0.0
     return heights
 

@@ -170,3 +170,29 @@ def test_qmini_rough_bumps_grow_at_every_level():
     tops = [np.abs(tile("random_rough", r / rows, terrain)).max() for r in range(rows)]
     assert tops[0] == 0.0 and all(b > a for a, b in zip(tops, tops[1:])), tops
     assert tops[-1] == pytest.approx(0.02, abs=1e-9)  # +-2 cm at the top: the reference's 4 cm peak to peak
+
+
+def test_rough_cell_makes_bumps_of_that_side_on_a_finer_grid(terrain):
+    """go2_rough's 2.5 cm grid with 0.1 m bumps: each bump a flat 4 x 4 vertex block, as wide as on 0.1 m cells."""
+    terrain.horizontal_scale, terrain.rough_cell = 0.025, 0.1
+    heights = tile("random_rough", 0.9, terrain)
+    n = heights.shape[0]
+    blocks = heights.reshape(n // 4, 4, n // 4, 4)
+    off_platform = (dist(terrain) > 0).reshape(n // 4, 4, n // 4, 4).all(axis=(1, 3))
+    constant = (blocks == blocks[:, :1, :, :1]).all(axis=(1, 3))
+    assert off_platform.sum() > 0.5 * off_platform.size and constant[off_platform].all()  # flat within a 0.1 m bump
+    assert len(np.unique(heights)) > 5  # and different between bumps
+    terrain.rough_cell = 0.11
+    with pytest.raises(ValueError, match=r"rough_cell \(0.11\) must be 0 or a multiple of terrain.horizontal_scale"):
+        tile("random_rough", 0.5, terrain)
+
+
+def test_go2_rough_risers_are_one_fine_cell_wide():
+    """On go2_rough's grid a 10 cm stair riser rises within one 2.5 cm cell (76 degrees), not a 0.1 m ramp."""
+    terrain = load_config("go2_rough").terrain
+    d = (0.10 - terrain.step_height_range[0]) / (terrain.step_height_range[1] - terrain.step_height_range[0])
+    line = centre_line(tile("stairs_up", d, terrain))
+    jumps = np.diff(line)
+    risers = jumps[np.abs(jumps) > 1e-9]
+    assert terrain.horizontal_scale == 0.025 and np.allclose(risers, 0.10, atol=terrain.vertical_scale)
+    assert np.degrees(np.arctan(0.10 / terrain.horizontal_scale)) > 75
