@@ -1,6 +1,7 @@
 """Env throughput against the raw physics limit, measured in the same run.
 
     python benchmarks/env_throughput.py --config qmini --num_envs 1024
+    python benchmarks/env_throughput.py --config go2_rough --num_envs 256 --set terrain.horizontal_scale=0.1
     python benchmarks/env_throughput.py --config go2 --backend warp --device cpu --num_envs 8 --steps 20
 
 Prints policy steps/s of the full GymEnvWrapper step (random actions, resets,
@@ -165,6 +166,8 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="torch device of the env (warp: cpu or cuda:N)")
     parser.add_argument("--reset_envs", type=int, default=0,
                         help="envs per timed reset (0: the mean of the run's reset calls)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE",
+                        help="override a config field (repeatable), e.g. --set terrain.horizontal_scale=0.1")
     args = parser.parse_args()
     if not 0 <= args.reset_envs <= args.num_envs:
         print(f"error: --reset_envs must be between 0 (the run's mean) and --num_envs ({args.num_envs}), "
@@ -172,7 +175,11 @@ def main() -> None:
         sys.exit(2)
 
     torch.manual_seed(0)
-    cfg = load_config(args.config, [f"env.num_envs={args.num_envs}", f"sim.backend={args.backend}"])
+    try:
+        cfg = load_config(args.config, [f"env.num_envs={args.num_envs}", f"sim.backend={args.backend}", *args.set])
+    except ValueError as err:
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        sys.exit(2)
     check_device(args.device, "--device")
     nthread = cfg.sim.nthread or available_cores()
     raw, best = 0.0, None

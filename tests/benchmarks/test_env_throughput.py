@@ -26,3 +26,23 @@ def test_a_reset_of_more_envs_than_there_are_is_one_line_and_exit_2(monkeypatch,
     assert exit_.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: --reset_envs must be between 0") and "(8)" in err[0]
+
+
+def test_set_overrides_the_config_and_a_bad_one_is_one_line(monkeypatch, capsys):
+    seen = {}
+
+    def fake_raw(cfg, *args, **kw):
+        seen["scale"] = cfg.terrain.horizontal_scale
+        raise SystemExit(0)  # stop before the timed runs
+
+    monkeypatch.setattr(env_throughput, "time_raw", fake_raw)
+    monkeypatch.setattr(sys, "argv", ["env_throughput.py", "--config", "go2_rough", "--num_envs", "4",
+                                      "--set", "terrain.horizontal_scale=0.05"])
+    with pytest.raises(SystemExit):
+        env_throughput.main()
+    assert seen["scale"] == 0.05
+    monkeypatch.setattr(sys, "argv", ["env_throughput.py", "--num_envs", "4", "--set", "terrain.horizontal_scale=-1"])
+    with pytest.raises(SystemExit) as exit_:
+        env_throughput.main()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and len(err) == 1 and "terrain.horizontal_scale" in err[0]
