@@ -47,6 +47,8 @@ class Base:
         gamma = 0.99  # discount per policy step
         lam = 0.95  # GAE lambda
         desired_kl = 0.01  # target KL per update for the adaptive schedule
+        critic_warmup_iterations = 0  # first iterations of a run that train the critic only: a warm-started actor
+        # is not moved by advantages from a critic that has not yet learnt the new task (0: off)
         max_grad_norm = 1.0  # gradient-norm clip
         min_lr = 1.0e-5  # lower bound of the adaptive learning rate
         max_lr = 1.0e-2  # upper bound of the adaptive learning rate

@@ -104,6 +104,7 @@ RULES: dict[str, Check] = {
     "algorithm.entropy_coef": NON_NEGATIVE,
     "algorithm.num_learning_epochs": int_at_least(1, 1000),
     "algorithm.num_mini_batches": int_at_least(1),
+    "algorithm.critic_warmup_iterations": int_at_least(0),
     "algorithm.learning_rate": POSITIVE,
     "algorithm.schedule": one_of("adaptive", "fixed"),
     "algorithm.gamma": PROBABILITY,

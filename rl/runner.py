@@ -182,8 +182,10 @@ class OnPolicyRunner:
                 self._broadcast_state()
                 start = self.current_iteration
                 progress = Progress(total=start + num_iterations, initial=start)
+                warmup = int(getattr(self.cfg.algorithm, "critic_warmup_iterations", 0))
                 for it in range(start + 1, start + num_iterations + 1):
                     self.stages.advance(it)
+                    self._warm_up_critic(it <= warmup)
                     obs, critic_obs, metrics = self._iteration(obs, critic_obs)
                     self.current_iteration = it
                     metrics["iteration"] = it
@@ -203,6 +205,14 @@ class OnPolicyRunner:
             finally:
                 self.log.flush()
         return metrics
+
+    def _warm_up_critic(self, on: bool) -> None:
+        """During the critic warm-up the actor and its observation normaliser stay as they are."""
+        if on != self.alg.actor_frozen:
+            self.log.print(f"{self.run_name}: critic warm-up {'on: the actor is frozen' if on else 'over'} "
+                           f"from iteration {self.current_iteration + 1}")
+        self.alg.actor_frozen = on
+        self.obs_normalizer.train(not on)  # learn() puts it in training mode at every call
 
     def _iteration(self, obs: torch.Tensor, critic_obs: torch.Tensor
                    ) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:

@@ -87,6 +87,9 @@ class PPO:
         self.optimizer = torch.optim.Adam(self.params, lr=self.learning_rate)
         self.storage: RolloutStorage | None = None
         self._transition: dict[str, torch.Tensor] = {}
+        # Critic warm-up (algorithm.critic_warmup_iterations, set by the runner): updates train the critic
+        # only and the learning rate does not adapt (the actor's KL would be 0 and push it to max_lr).
+        self.actor_frozen = False
 
     def init_storage(self, num_envs: int, num_steps: int, obs_dim: int, critic_obs_dim: int, action_dim: int) -> None:
         self.storage = RolloutStorage(num_envs, num_steps, obs_dim, critic_obs_dim, action_dim, self.device)
@@ -168,7 +171,7 @@ class PPO:
 
             with torch.no_grad():
                 kl = _gaussian_kl(batch.mu, batch.sigma, dist.mean[:n], dist.stddev[:n]).mean()
-            if self.schedule == "adaptive" and self.desired_kl is not None and num_updates > 0:
+            if self.schedule == "adaptive" and self.desired_kl is not None and num_updates > 0 and not self.actor_frozen:
                 self._adapt_learning_rate(kl)  # not before the first step: the policy is the rollout's
 
             log_ratio = log_probs - batch.log_probs
@@ -187,6 +190,8 @@ class PPO:
             loss = surrogate_loss + self.value_loss_coef * value_loss - self.entropy_coef * entropy
             if mirror_loss is not None and self.symmetry.train_mirror_loss:  # logged always, trained on if asked
                 loss = loss + self.symmetry.mirror_loss_coef * mirror_loss
+            if self.actor_frozen:
+                loss = self.value_loss_coef * value_loss
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.sync.average_gradients(self.params)  # every rank takes the same step

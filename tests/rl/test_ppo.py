@@ -147,3 +147,36 @@ def test_first_minibatch_of_an_update_leaves_the_learning_rate_alone():
     _rollout(ppo)
     ppo.update()  # one minibatch: the KL is measured on the unchanged policy
     assert ppo.learning_rate == pytest.approx(1e-3)
+
+
+def test_a_frozen_actor_update_trains_the_critic_only_and_keeps_the_learning_rate():
+    ppo = _ppo()
+    ppo.actor_frozen = True
+    actor = [p.detach().clone() for p in ppo.actor.parameters()]
+    critic = [p.detach().clone() for p in ppo.critic.parameters()]
+    lr = ppo.learning_rate
+    _rollout(ppo)
+    ppo.update()
+    assert all(torch.equal(a, p) for a, p in zip(actor, ppo.actor.parameters()))
+    assert not all(torch.equal(c, p) for c, p in zip(critic, ppo.critic.parameters()))
+    assert ppo.learning_rate == lr  # a frozen actor's KL is 0: it must not drive the adaptive rate up
+    ppo.actor_frozen = False
+    _rollout(ppo)
+    ppo.update()
+    assert not all(torch.equal(a, p) for a, p in zip(actor, ppo.actor.parameters()))
+
+
+def test_the_runner_warms_up_the_critic_for_the_first_iterations_of_a_run():
+    set_seed(0)
+    env = FakeEnv(num_envs=16, num_actions=3, max_episode_length=8, seed=0)
+    runner = OnPolicyRunner(env, make_cfg(algorithm={"critic_warmup_iterations": 2}), log_dir=None, device="cpu",
+                            verbose=False)
+    start = [p.detach().clone() for p in runner.alg.actor.parameters()]
+    stats = runner.obs_normalizer.state_dict()
+    runner.learn(1)
+    runner.learn(1)  # a second call within the warm-up: still frozen
+    assert all(torch.equal(a, p) for a, p in zip(start, runner.alg.actor.parameters()))
+    assert all(torch.equal(v, runner.obs_normalizer.state_dict()[k]) for k, v in stats.items())  # frozen too
+    runner.learn(1)  # iteration 3: past the warm-up
+    assert not all(torch.equal(a, p) for a, p in zip(start, runner.alg.actor.parameters()))
+    assert runner.obs_normalizer.training and not runner.alg.actor_frozen
