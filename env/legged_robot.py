@@ -17,8 +17,8 @@ import torch
 
 from env.domain_rand import DomainRandomizer
 from env.sim import load_backend
-from env.sim.scene import (actuated_joint_names, force_sensor, load_mj_model, position_sensor, touch_sensor,
-                           velocity_sensor)
+from env.sim.scene import (actuated_joint_names, force_sensor, load_mj_model, policy_joint_names, position_sensor,
+                           touch_sensor, velocity_sensor)
 from env.terrain import Ground, build_ground
 from env.utils.math import quat_mul, quat_rotate_inverse, sample_uniform
 from utils.yaml import Cfg
@@ -51,9 +51,9 @@ class LeggedRobotEnv:
         m, cfg = self.model, self.cfg
         # The scene puts the held joints' actuators last: the env's joints ("dofs") are the policy's, the first
         # num_dof actuators; the held ones only get their PD target (their default angle) at every reset.
-        names = actuated_joint_names(m)
-        self.num_dof = len(names) - len(cfg.control.held_joints)
-        self.dof_names, self.held_joint_names = names[:self.num_dof], names[self.num_dof:]
+        self.dof_names = policy_joint_names(m, cfg.control)
+        self.num_dof = len(self.dof_names)
+        self.held_joint_names = actuated_joint_names(m)[self.num_dof:]
         angles = cfg.init_state.default_joint_angles
         self.default_dof_pos = torch.tensor([angles[n] for n in self.dof_names], device=self.device).unsqueeze(0)
         self.held_targets = torch.tensor([[angles[n] for n in self.held_joint_names]], device=self.device)

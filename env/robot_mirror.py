@@ -25,7 +25,7 @@ import numpy as np
 
 from env.robot_check import home_data
 from env.robot_symmetry import TWIN_DISTANCE, leg_twins, mirror_name, twin_sign
-from env.sim.scene import actuated_joint_names, contact_geoms
+from env.sim.scene import contact_geoms, policy_joint_names
 from env.utils.mirror import SignedPermutation
 from utils.yaml import Cfg
 
@@ -50,7 +50,7 @@ def robot_mirror(model: mujoco.MjModel, cfg: Cfg) -> RobotMirror:
     base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, asset.base_body)
     rot, origin = data.xmat[base].reshape(3, 3), data.xpos[base]
     anchors, axes = (data.xanchor - origin) @ rot, data.xaxis @ rot
-    names = actuated_joint_names(model)[:model.nu - len(cfg.control.held_joints)]  # the policy's; held ones last
+    names = policy_joint_names(model, cfg.control)
     ids = [model.joint(n).id for n in names]
     feet = {name: contact_geoms(model, name)[1] for name in asset.foot_bodies}
 

@@ -99,9 +99,6 @@ def policy_metadata(env: Any, cfg: Any) -> dict[str, Any]:
         terms.append({"name": term.pop("name"), "start": start, **term})
         start += int(size)
     history = int(getattr(task, "history_length", 1))
-    limited = [bool(v) for v in np.asarray(m.actuator_forcelimited).reshape(-1)] \
-        if hasattr(m, "actuator_forcelimited") else [True] * m.nu
-    torque_limits = [float(m.actuator_forcerange[i, 1]) if limited[i] else None for i in range(nu)]
     c = cfg.commands
     return {
         "format": FORMAT,
@@ -118,9 +115,7 @@ def policy_metadata(env: Any, cfg: Any) -> dict[str, Any]:
         "clip_actions": float(cfg.control.clip_actions),
         "joint_target": "clamp(default_joint_pos + action_scale * clip(action, -clip_actions, clip_actions), "
                         "joint_pos_limits)",
-        "kp": [float(m.actuator_gainprm[i, 0]) for i in range(nu)],  # N*m/rad
-        "kd": [float(-m.actuator_biasprm[i, 2]) for i in range(nu)],  # N*m*s/rad
-        "torque_limits": torque_limits,  # N*m
+        **_pd_gains(m, range(nu)),
         "control_dt": float(robot.dt),  # s, one policy step
         "sim_dt": float(cfg.sim.dt),
         "decimation": int(cfg.control.decimation),
@@ -141,22 +136,28 @@ def policy_metadata(env: Any, cfg: Any) -> dict[str, Any]:
         },
         "gait": _gait(task),
         "training": _training(cfg),
-        **_held_joints(robot, cfg, limited),
+        **_held_joints(robot, cfg),
     }
 
 
-def _held_joints(robot: Any, cfg: Any, limited: list[bool]) -> dict[str, Any]:
+def _pd_gains(m: Any, actuators: range) -> dict[str, list]:
+    """kp (N*m/rad), kd (N*m*s/rad) and torque limits (N*m, None where unlimited) of these actuators."""
+    limited = np.asarray(m.actuator_forcelimited).reshape(-1) if hasattr(m, "actuator_forcelimited") \
+        else np.ones(m.nu, dtype=bool)
+    return {"kp": [float(m.actuator_gainprm[i, 0]) for i in actuators],
+            "kd": [float(-m.actuator_biasprm[i, 2]) for i in actuators],
+            "torque_limits": [float(m.actuator_forcerange[i, 1]) if bool(limited[i]) else None for i in actuators]}
+
+
+def _held_joints(robot: Any, cfg: Any) -> dict[str, Any]:
     """The joints the policy does not drive (control.held_joints): their PD holds them at these targets."""
-    names, m, first = list(getattr(robot, "held_joint_names", [])), robot.model, robot.num_dof
+    names, first = list(getattr(robot, "held_joint_names", [])), robot.num_dof
     if not names:
         return {}
-    ids = range(first, first + len(names))  # their actuators follow the policy's
     return {"held_joints": {
         "names": names,
         "target": [float(cfg.init_state.default_joint_angles[n]) for n in names],  # rad
-        "kp": [float(m.actuator_gainprm[i, 0]) for i in ids],  # N*m/rad
-        "kd": [float(-m.actuator_biasprm[i, 2]) for i in ids],  # N*m*s/rad
-        "torque_limits": [float(m.actuator_forcerange[i, 1]) if limited[i] else None for i in ids],  # N*m
+        **_pd_gains(robot.model, range(first, first + len(names))),  # their actuators follow the policy's
         "rule": "ctrl = target for the whole run, by the same PD law as the policy's joints",
     }}
 

@@ -37,7 +37,7 @@ from env.terrain.mjcf import add_height_field
 from utils.files import atomic_write_bytes, atomic_write_text
 from utils.yaml import Cfg
 
-__all__ = ["asset_path", "compose_scene", "held_last", "load_mj_model", "actuated_joint_names", "sensor_bodies",
+__all__ = ["asset_path", "compose_scene", "held_last", "load_mj_model", "actuated_joint_names", "policy_joint_names", "sensor_bodies",
            "touch_sensor", "velocity_sensor", "position_sensor", "force_sensor", "write_scene_xml", "RobotFileError"]
 
 _CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
@@ -310,6 +310,12 @@ def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str],
 def actuated_joint_names(model: mujoco.MjModel) -> list[str]:
     """Joint driven by each actuator, in actuator order (the env's dof order)."""
     return [mujoco.mj_id2name(model, mujoco.mjtObj.mjOBJ_JOINT, int(model.actuator_trnid[i, 0])) for i in range(model.nu)]
+
+
+def policy_joint_names(model: mujoco.MjModel, control: Cfg) -> list[str]:
+    """The joints the policy drives, in action order: every actuated joint but ``control.held_joints``,
+    whose actuators the scene puts last (held_last)."""
+    return actuated_joint_names(model)[:model.nu - len(control.held_joints)]
 
 
 def write_scene_xml(cfg: Cfg, path: Path) -> Path:
