@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from env.pd_stability import pd_stability
 from env.robot_symmetry import check_symmetry
 from env.sim.scene import (actuated_joint_names, compose_scene, contact_geoms, contact_site, is_collision_geom, load_mj_model,
                            sensor_bodies, touch_sensor)
@@ -61,8 +62,10 @@ def inspect_robot(cfg: Cfg, model: mujoco.MjModel | None = None) -> tuple[mujoco
     report.lines += _named_bodies(model, cfg.asset)
     feet = {name: contact_geoms(model, name)[1] for name in cfg.asset.foot_bodies}
     base = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, cfg.asset.base_body)
-    report.add(Report(*check_symmetry(model, home_data(model), base, feet)))
+    home = home_data(model)
+    report.add(Report(*check_symmetry(model, home, base, feet)))
     report.add(_spawn_and_support(model, feet))
+    report.add(Report(*pd_stability(model, home, cfg)))
     return model, report
 
 

@@ -4,6 +4,8 @@ The URDF robot is written by the test (urdf_robot.py: mesh and primitive geometr
 fixed joints, package:// mesh paths) and driven by config/example_quad.py.
 """
 
+import re
+
 import mujoco
 import numpy as np
 import pytest
@@ -101,7 +103,8 @@ def test_check_passes_for_our_robots(config, tmp_path, capsys):
     assert check_robot(["--config", config, "--png", str(png)]) == 0
     out = capsys.readouterr().out
     assert "robot check passed" in out and "problem:" not in out
-    assert "feet carry 100% of the weight" in out
+    share = int(re.search(r"feet carry (\d+)% of the weight", out).group(1))
+    assert 98 <= share <= 102  # the PD carries the weight; the instant's contact forces vary by a percent or so
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
