@@ -245,6 +245,7 @@ class Base:
                                "rough_slope": 0.1, "stairs_up": 0.15, "stairs_down": 0.15, "obstacles": 0.1,
                                "stepping_stones": 0.1}  # fraction of columns per tile type (normalised)
         platform_size = 3.0  # m, flat square at each tile's centre where robots spawn
+        flush_edges = False  # bool, slope and stairs tiles shifted so that their outer edge is at 0: no cliffs between tiles
         rough_amplitude = [0.02, 0.1]  # m, peak-to-peak height of random bumps at difficulty 0 and at the top
         rough_step = 0.01  # m, bump heights are multiples of this
         rough_cell = 0.0  # m, side of one random bump (a multiple of horizontal_scale); 0 = one bump per grid vertex

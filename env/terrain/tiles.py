@@ -1,7 +1,11 @@
 """One square tile of the rough-terrain grid, per terrain type, in pure numpy.
 
-Every tile keeps a flat square platform at height 0 at its centre, where robots
-spawn, so a curriculum level change can drop a robot on any tile safely.
+Every tile keeps a flat square platform at its centre, where robots spawn, so a
+curriculum level change can drop a robot on any tile safely. The platform is at
+height 0, unless `terrain.flush_edges` shifts the slope and stairs tiles so that
+their outer edge is at 0 instead: then neighbouring tiles meet without cliffs
+(a stairs-up tile is a pit with stairs climbing out of it, a stairs-down tile a
+plateau); at 0, go2_rough's 8-ring stairs end in a drop of 0.4 m at level 0 and 1.8 m at the top.
 Difficulty d in [0, 1) moves every ``*_range`` field linearly from its first
 value to its second, so each grid row is uniformly harder than the one before.
 
@@ -104,10 +108,15 @@ def random_rough_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator)
     return heights
 
 
+def _flush(heights: np.ndarray, terrain: Cfg) -> np.ndarray:
+    """With `terrain.flush_edges`, a pyramid tile shifted so that its outermost ring (vertex [0, 0]) is at 0."""
+    return heights - heights[0, 0] if getattr(terrain, "flush_edges", False) else heights
+
+
 def _pyramid(difficulty: float, terrain: Cfg, sign: float) -> np.ndarray:
     n = tile_cells(terrain)
     dist = platform_distance(n, float(terrain.horizontal_scale), float(terrain.platform_size))
-    return sign * lerp(terrain.slope_range, difficulty) * dist
+    return _flush(sign * lerp(terrain.slope_range, difficulty) * dist, terrain)
 
 
 def slope_up_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) -> np.ndarray:
@@ -124,10 +133,9 @@ def rough_slope_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) 
     """A slope (up or down, 50/50) with random bumps on it: slopes that are not perfectly smooth."""
     n = tile_cells(terrain)
     sign = 1.0 if rng.random() < 0.5 else -1.0
-    heights = _pyramid(difficulty, terrain, sign)
-    heights += _bumps(lerp(terrain.rough_amplitude, difficulty), terrain, n, rng)
-    heights[_platform(terrain, n)] = 0.0
-    return heights
+    bumps = _bumps(lerp(terrain.rough_amplitude, difficulty), terrain, n, rng)
+    bumps[_platform(terrain, n)] = 0.0
+    return _pyramid(difficulty, terrain, sign) + bumps
 
 
 def _stairs(difficulty: float, terrain: Cfg, sign: float) -> np.ndarray:
@@ -137,7 +145,7 @@ def _stairs(difficulty: float, terrain: Cfg, sign: float) -> np.ndarray:
         raise ValueError(f"terrain.step_width must be > 0, got {width}")
     dist = platform_distance(n, float(terrain.horizontal_scale), float(terrain.platform_size))
     ring = np.ceil(dist / width - 1e-9)  # ring k covers distances in ((k-1)*w, k*w]; 0 on the platform
-    return sign * lerp(terrain.step_height_range, difficulty) * ring
+    return _flush(sign * lerp(terrain.step_height_range, difficulty) * ring, terrain)
 
 
 def stairs_up_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) -> np.ndarray:

@@ -196,3 +196,52 @@ def test_go2_rough_risers_are_one_fine_cell_wide():
     risers = jumps[np.abs(jumps) > 1e-9]
     assert terrain.horizontal_scale == 0.025 and np.allclose(risers, 0.10, atol=terrain.vertical_scale)
     assert np.degrees(np.arctan(0.10 / terrain.horizontal_scale)) > 75
+
+
+PYRAMIDS = ["slope_up", "slope_down", "rough_slope", "stairs_up", "stairs_down"]
+
+
+@pytest.mark.parametrize("kind", PYRAMIDS)
+@pytest.mark.parametrize("d", [0.0, 0.5, 0.9])
+def test_flush_edges_put_the_outer_ring_at_zero_and_keep_the_shape(kind, d, terrain):
+    flush = load_config("go2", ["terrain.flush_edges=True"]).terrain
+    flush.tile_size, flush.platform_size = terrain.tile_size, terrain.platform_size
+    shifted, plain = tile(kind, d, flush, seed=3), tile(kind, d, terrain, seed=3)
+    n = shifted.shape[0]
+    half = round(terrain.platform_size / 2 / terrain.horizontal_scale)
+    platform = shifted[n // 2 - half:n // 2 + half + 1, n // 2 - half:n // 2 + half + 1]
+    np.testing.assert_array_equal(platform, platform[0, 0])  # still flat
+    outer = np.concatenate([shifted[0, :], shifted[:, 0]])
+    if kind != "rough_slope":  # (its bumps sit on the ring)
+        np.testing.assert_allclose(outer, 0.0, atol=1e-12)
+        np.testing.assert_allclose(shifted - plain, -plain[0, 0], atol=1e-12)  # the same tile, moved
+    if kind.endswith("_up") and d > 0:
+        assert platform[0, 0] < 0  # a pit with the stairs or slope climbing out
+    if kind.endswith("_down") and d > 0:
+        assert platform[0, 0] > 0  # a plateau
+
+
+def boundary_jumps(grid, n):
+    """Largest height difference between neighbouring vertices across the tile boundaries of a grid."""
+    h = grid.heights
+    border = round(-grid.origin[0] / grid.horizontal_scale)
+    rows, cols = len(grid.difficulties), len(grid.column_types)
+    across = [np.abs(h[border + r * n, border:border + cols * n] - h[border + r * n - 1, border:border + cols * n]).max()
+              for r in range(1, rows)]
+    across += [np.abs(h[border:border + rows * n, border + c * n] - h[border:border + rows * n, border + c * n - 1]).max()
+               for c in range(1, cols)]
+    return max(across)
+
+
+def test_flush_stairs_tiles_meet_without_cliffs():
+    from env.terrain import generate_terrain
+    over = ["terrain.mesh_type=heightfield", "terrain.horizontal_scale=0.1", "terrain.num_rows=4", "terrain.num_cols=4",
+            "terrain.terrain_proportions={'stairs_up':0.5,'stairs_down':0.5}"]
+    plain = load_config("go2", over).terrain
+    flush = load_config("go2", over + ["terrain.flush_edges=True"]).terrain
+    n = round(plain.tile_size / plain.horizontal_scale)
+    top_step = plain.step_height_range[0] + 0.75 * (plain.step_height_range[1] - plain.step_height_range[0])
+    # at 0, the stairs tiles' edges are cliffs several steps high; flush, at most one step remains where the
+    # tread does not end on the tile's edge
+    assert boundary_jumps(generate_terrain(plain), n) > 4 * top_step
+    assert boundary_jumps(generate_terrain(flush), n) <= top_step + plain.vertical_scale
