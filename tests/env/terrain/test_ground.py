@@ -206,6 +206,7 @@ def test_ground_under_a_robot_is_the_mean_over_its_footprint_not_the_point_under
     t.num_rows, t.num_cols, t.tile_size, t.platform_size, t.border_size = 1, 1, 4.0, 1.0, 0.0
     t.terrain_proportions = {"stairs_up": 1.0}
     t.step_height_range, t.step_width = [0.2, 0.2], 0.4
+    t.flush_edges = False  # the platform at 0, the first step at +0.2 m
     from env.terrain.ground import Ground
 
     ground = Ground(t, 1, torch.device("cpu"), generate_terrain(t))
