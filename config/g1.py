@@ -19,7 +19,7 @@ class g1(Base):
         history_length = 3  # policy observation frames stacked: the published policy is recurrent (LSTM), ours an MLP
 
     class sim(Base.sim):
-        dt = 0.01  # s, physics step: 1.45x the policy steps/s of the published 0.005 x 4, as Go2 (see README, G1)
+        dt = 0.01  # s, physics step: 1.46x the policy steps/s of the published 0.005 x 4, as Go2 (see README, G1)
         iterations = 4  # Newton iterations
         ls_iterations = 6  # line-search iterations per solver iteration
 
@@ -103,9 +103,9 @@ class g1(Base):
         com_offset_range = [-0.03, 0.03]  # m, per axis
         push_interval_s = 5.0  # s, time between pushes (published)
         max_push_vel_xy = 0.5  # m/s, largest horizontal velocity kick (published 1.5, with an LSTM)
-        # Armature is most of the ankle's inertia (0.0072 kg*m^2 against a 0.08 kg foot link): the shared range's
-        # 0x left ankles with a 0.0004 kg*m^2 rotor that the PD shook apart within 0.1 s of a reset (the QACC
-        # warnings of the first trial, traced to armature scales near 0). The suite still tests 0x, at 0.002 s.
+        # Armature is most of the ankle's inertia (0.0072 kg*m^2 against the foot link's 0.0004): the shared range's
+        # 0x left the foot link alone, which the PD shook apart within 0.1 s of a reset (the QACC warnings of the
+        # first trial, traced to armature scales near 0). The suite still tests 0x, at 0.002 s.
         armature_range = [0.5, 2.0]  # armature scale factor, uniform range
 
     class algorithm(Base.algorithm):
