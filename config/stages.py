@@ -10,11 +10,12 @@ settings hold, so that one config trains the robust policy in one command:
         {"from_iteration": 700, "set": {"domain_rand.joint_damping_range": [0.1, 20.0]}},
     ]
 
-Only settings the env can change while it runs are accepted: reward scales and
+Only settings the run can change while it runs are accepted: reward scales and
 the reward parameters the terms read at every step (`LIVE_REWARD_PARAMS`, e.g.
 tightening `rewards.tracking_sigma` once the robot walks) take effect at the next
 step, randomisation ranges at each env's next reset (a robot does not change
-mid-episode). Stages are applied in order of
+mid-episode), and the PPO settings it reads at every update (`LIVE_ALGORITHM_PARAMS`,
+e.g. lowering `algorithm.entropy_coef` once the gait has formed) at the next update. Stages are applied in order of
 ``from_iteration``; a later stage overrides an earlier one's value. A resumed run
 applies every stage it has passed before its first iteration.
 """
@@ -31,7 +32,10 @@ from utils.yaml import Cfg
 # the height-scan observation is measured from it).
 LIVE_REWARD_PARAMS = ("tracking_sigma", "tracking_sigma_yaw", "tracking_sigma_wide", "feet_air_time_target",
                       "soft_dof_pos_limit")
-LIVE_SETTINGS = "rewards.scales.<term>, rewards.<" + "|".join(LIVE_REWARD_PARAMS) + "> or domain_rand.<name>_range"
+# PPO settings the update reads afresh each iteration (rl/stages.py writes them into the algorithm).
+LIVE_ALGORITHM_PARAMS = ("entropy_coef",)
+LIVE_SETTINGS = ("rewards.scales.<term>, rewards.<" + "|".join(LIVE_REWARD_PARAMS) + ">, domain_rand.<name>_range or "
+                 "algorithm.<" + "|".join(LIVE_ALGORITHM_PARAMS) + ">")
 STAGE_KEYS = ("from_iteration", "set")
 
 
@@ -51,11 +55,20 @@ def stage_problem(stage: Any) -> str | None:
 
 
 def is_live_setting(key: str) -> bool:
-    """Whether a dotted config key is one the running env can take (by its name; values are checked apart)."""
+    """Whether a dotted config key is one the running env or algorithm can take (by its name; values are checked apart)."""
     section, _, name = key.partition(".")
     if section == "domain_rand":
         return name.endswith("_range")
+    if section == "algorithm":
+        return name in LIVE_ALGORITHM_PARAMS
     return section == "rewards" and (name.startswith("scales.") or name in LIVE_REWARD_PARAMS)
+
+
+def split_algorithm_settings(settings: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(env settings, algorithm settings by their field name) of one merged stage setting."""
+    env = {k: v for k, v in settings.items() if not k.startswith("algorithm.")}
+    algorithm = {k.partition(".")[2]: v for k, v in settings.items() if k.startswith("algorithm.")}
+    return env, algorithm
 
 
 def settings_at(stages: list[dict[str, Any]], iteration: int) -> dict[str, Any]:

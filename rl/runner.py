@@ -123,7 +123,7 @@ class OnPolicyRunner:
             self.critic_obs_normalizer = EmpiricalNormalizer(self.num_critic_obs, clip=clip).to(self.device)
 
         self.episode_stats = EpisodeStats(env.num_envs, self.device)
-        self.stages = TrainingStages(env, getattr(cfg.runner, "stages", []), self.log.print)  # config/stages.py
+        self.stages = TrainingStages(env, getattr(cfg.runner, "stages", []), self.log.print, self.alg)  # config/stages.py
         self.current_iteration = 0
         self.total_env_steps = 0
         self.diverged_total = 0

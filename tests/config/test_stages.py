@@ -39,6 +39,8 @@ def test_config_at_writes_the_settings_into_a_copy():
     ('[{"from_iteration": 3, "set": {"rewards.scales.nonsense": 1.0}}]', "unknown field 'nonsense' in section 'rewards.scales'"),
     ('[{"from_iteration": 3, "set": {"domain_rand.joint_damping_range": [2, 1]}}]', "ordered range"),
     ('[{"from_iteration": 3, "set": {"rewards.scales.termination": "big"}}]', "expects a number"),
+    ('[{"from_iteration": 3, "set": {"algorithm.learning_rate": 0.001}}]', "not 'algorithm.learning_rate'"),
+    ('[{"from_iteration": 3, "set": {"algorithm.entropy_coef": -0.01}}]', "algorithm.entropy_coef"),
     ("5", "expects a list"),
 ])
 def test_a_bad_stage_is_one_config_error_naming_what_is_accepted(stages, expected):
@@ -54,6 +56,13 @@ def test_a_live_reward_parameter_is_a_stage_setting():
     cfg = apply_overrides(load_config("go2"), [f"runner.stages={stages}"])
     assert config_at(cfg, 7).rewards.tracking_sigma == 0.1
     assert config_at(cfg, 6).rewards.tracking_sigma == cfg.rewards.tracking_sigma != 0.1
+
+
+def test_the_entropy_coefficient_is_a_stage_setting():
+    stages = [{"from_iteration": 4, "set": {"algorithm.entropy_coef": 0.001}}]
+    cfg = apply_overrides(load_config("g1"), [f"runner.stages={stages}"])
+    assert config_at(cfg, 4).algorithm.entropy_coef == 0.001
+    assert config_at(cfg, 3).algorithm.entropy_coef == load_config("g1").algorithm.entropy_coef != 0.001
 
 
 def test_the_committed_go2_stages_validate_and_end_with_the_robust_settings():

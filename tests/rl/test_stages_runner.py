@@ -58,3 +58,20 @@ def test_a_resumed_run_applies_the_stages_it_has_passed_before_its_first_iterati
 def test_a_stage_the_env_refuses_fails_when_the_runner_is_built(tmp_path):
     with pytest.raises(ValueError, match="refused"):
         _runner(tmp_path, StagedEnv(), [{"from_iteration": 9, "set": {"rewards.scales.refused": 1.0}}])
+
+
+def test_an_entropy_stage_changes_the_ppo_coefficient_and_is_not_sent_to_the_env(tmp_path):
+    env = StagedEnv()
+    stages = [{"from_iteration": 3, "set": {"algorithm.entropy_coef": 0.0005, "rewards.scales.termination": -1.0}}]
+    runner = _runner(tmp_path, env, stages)
+    before = runner.alg.entropy_coef
+    runner.learn(2)
+    assert runner.alg.entropy_coef == before != 0.0005
+    runner.learn(1)
+    assert runner.alg.entropy_coef == 0.0005
+    assert env.applied == [(2 * 4, {"rewards.scales.termination": -1.0})]
+    runner.close()
+    resumed = _runner(tmp_path, StagedEnv(), stages)  # a resumed run past the stage starts with its coefficient
+    resumed.load(tmp_path / "model" / "policy.pt")
+    resumed.learn(1)
+    assert resumed.alg.entropy_coef == 0.0005
