@@ -101,9 +101,10 @@ class g1(Base):
     class domain_rand(RobustDomainRand):
         # The published 0.1-1.25 is the robot's material in Isaac Gym, where PhysX averages it with the ground's 1.0:
         # the contact's friction is 0.55-1.125. MuJoCo takes the larger of two geoms' values, and our draw sets
-        # both, so the drawn value is the contact's. Drawn as 0.1-1.25 here, the trained policy fell in 22% of
-        # 6 s episodes with randomisation and no push (0% with friction off).
-        friction_range = [0.55, 1.125]  # contact friction coefficient, uniform range (the published contact's)
+        # both, so the drawn value is the contact's. Drawn as 0.1-1.25 here, the first policy fell in 22% of
+        # 6 s episodes with randomisation and no push (0% with friction off; 100% of draws below 0.25).
+        # The lower end is the suite's low_friction (0.4), as RobustDomainRand's ranges cover the suite.
+        friction_range = [0.4, 1.125]  # contact friction coefficient, uniform range
         added_mass_range = [-1.0, 3.0]  # kg on the pelvis, uniform range (published)
         com_offset_range = [-0.03, 0.03]  # m, per axis
         push_interval_s = 5.0  # s, time between pushes (published)
