@@ -266,7 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     warm = read_source(args.init_from, experiment) if args.init_from is not None else None
     if not args.resume:
         experiment.prepare_new(overwrite=True)
-        atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
+    # as train.py: cfg.yaml is what trains now, a resume's --set included (play.py and the export read it)
+    atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
 
     set_seed(args.seed + (len(previous_rows) if previous_rows else 0))  # a resumed run draws new episodes
     env = make_env(cfg, cfg.runner.device)

@@ -55,6 +55,15 @@ def test_a_resume_in_a_fresh_clone_restores_the_experiment_from_the_kept_policy(
     assert json.loads((out / "curve_ours.json").read_text())["resumed_at_iterations"] == [kept["iteration"]]
 
 
+def test_a_resume_with_set_records_the_new_setting_in_the_kept_cfg_yaml(tmp_path, experiments_dir):
+    out = tmp_path / "results"
+    assert run(out) == 0
+    assert "entropy_coef: 0.0007" not in (out / "policy" / "model" / "cfg.yaml").read_text()
+    assert run(out, "--resume", "--set", "algorithm.entropy_coef=0.0007") == 0
+    for cfg_yaml in (experiments_dir / "l" / "model" / "cfg.yaml", out / "policy" / "model" / "cfg.yaml"):
+        assert "entropy_coef: 0.0007" in cfg_yaml.read_text()  # play.py and the export read what trained
+
+
 def test_resume_without_an_earlier_run_is_refused(tmp_path):
     with pytest.raises(ValueError, match="--resume needs"):
         run(tmp_path / "results", "--resume")
