@@ -205,9 +205,14 @@ def plot_curves(out_dir: Path) -> Path | None:
                 # raw iterations faintly, a moving mean on top
                 axes[row][col].plot(x, y, style, color=colors[k], alpha=0.2, lw=0.8)
                 axes[row][col].plot(x, moving_mean(y, SMOOTH), style, color=colors[k], lw=1.6, label=label)
+    errors = [r.get(key, float("nan")) for data in curves.values() for r in data["rows"]
+              for key in ("lin_vel_rmse", "yaw_rate_rmse")]
+    top = error_axis_top(errors)
     for col, label in enumerate(["wall-clock minutes", "env steps (millions)"]):
         axes[0][col].set_ylabel("task reward per step (1 = perfect)")
-        axes[1][col].set_ylabel("RMS tracking error")
+        axes[1][col].set_ylabel("RMS tracking error" + (" (higher iterations cut off)" if top is not None else ""))
+        if top is not None:
+            axes[1][col].set_ylim(0.0, top)
         if levels:
             axes[2][col].set_ylabel("mean terrain level (0 = easiest)")
         axes[-1][col].set_xlabel(label)
@@ -218,6 +223,20 @@ def plot_curves(out_dir: Path) -> Path | None:
     fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']} "
                  f"(faint: per iteration, bold: mean of {SMOOTH}; dotted: resumed; dash-dot: a training stage starts)")
     return save_figure(fig, out_dir / "learning_curve.png")
+
+
+def error_axis_top(values: list[float]) -> float | None:
+    """Upper limit for the tracking-error panel, or None to let matplotlib choose.
+
+    A robot whose simulation blows up moves at hundreds of m/s for a step or two before the env
+    resets it, and that one iteration's RMSE would flatten the whole curve: above three times the
+    95th percentile an iteration is cut off rather than scaling the axis.
+    """
+    finite = sorted(v for v in values if math.isfinite(v))
+    if not finite:
+        return None
+    limit = 3.0 * finite[int(0.95 * (len(finite) - 1))]
+    return 1.05 * limit if finite[-1] > limit else None
 
 
 def save_figure(fig, path: Path) -> Path:
