@@ -32,8 +32,9 @@ from env.sim.mujoco_log import send_mujoco_log_to  # noqa: E402
 from env.terrain.curriculum import check_tile_flags  # noqa: E402
 from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
-from rl.evaluation import (EVAL_UNITS, eval_commands, evaluate, format_table, parse_policy_list,  # noqa: E402
-                           plot_tracking, random_policy, round_floats, write_json, zero_policy)
+from rl.evaluation import (EVAL_UNITS, eval_commands, evaluate, format_fall_causes, format_table,  # noqa: E402
+                           parse_policy_list, plot_tracking, random_policy, round_floats, write_json,
+                           zero_policy)
 from rl.inference import inference_policy_from_checkpoint  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
 from rl.terrain_eval import by_tile, format_tiles, plot_tiles  # noqa: E402
@@ -305,6 +306,9 @@ def run_eval(s: Session) -> None:
             tiles[name] = by_tile(results[name].per_env, *env.robot.ground.curriculum.tile_of(torch.arange(n)))
     summaries = {name: r.summary for name, r in results.items()}
     print(format_table(summaries), flush=True)
+    causes = format_fall_causes(summaries)
+    if causes:
+        print(causes, flush=True)
     for name, per_tile in tiles.items():
         print(f"{name}: " + format_tiles(per_tile), flush=True)
 

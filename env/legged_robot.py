@@ -163,6 +163,10 @@ class LeggedRobotEnv:
         self.foot_contact = self.foot_forces > self.cfg.asset.contact_threshold
         self.base_height = self.base_pos[:, 2] - self.ground.height_under(self.base_pos[:, :2])  # above the ground it stands on
 
+    def foot_clearance(self) -> torch.Tensor:
+        """(N, feet) m, height of each foot site's centre above the ground under it (feet_clearance, play.py --eval)."""
+        return self.foot_pos[..., 2] - self.ground.height_at(self.foot_pos[..., :2])
+
     def measure_heights(self) -> torch.Tensor:
         """(N, P) m, base height above each point of the height scan (terrain.measure_heights).
 

@@ -13,6 +13,12 @@ schedule shared by all envs). Metrics per episode, then averaged:
     distance_m         m, horizontal path length of the base
     energy_per_metre   J/m, total energy / total distance over all episodes (cost of transport x weight);
                        null when the robots moved less than MIN_DISTANCE_M per episode on average
+    swing_height_m     m, median height of the swinging feet (off the ground, moving faster than SWING_SPEED
+                       horizontally) above the ground under them: the foot site's centre, as
+                       rewards.feet_clearance measures it; swing_height_p10_m its 10th percentile (the low
+                       swings that catch on a riser). Null when no foot swung.
+    fall_causes        falls per termination condition the task reports (a locomotion task: "contact" of a
+                       termination body, "tilt", "height"); one fall can count under several
 
 Velocities and power are sampled once per policy step, after the physics step;
 the step that ends an episode is counted in its length and task reward but not
@@ -35,10 +41,11 @@ BASELINES = ("zero", "random")
 POLICY_CHOICES = ("trained",) + BASELINES
 RANGE_FIELDS = ("lin_vel_x", "lin_vel_y", "ang_vel_yaw")
 MIN_DISTANCE_M = 0.1  # m per episode on average below which energy_per_metre is reported as null
+SWING_SPEED = 0.2  # m/s, horizontal foot speed above which a foot off the ground counts as swinging
 
 EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
               "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
-              "energy_per_metre": "J/m"}  # the units eval.json states next to its numbers
+              "energy_per_metre": "J/m", "swing_height_m": "m", "swing_height_p10_m": "m"}  # the units eval.json states next to its numbers
 
 # Rows of the printed table: (key in the summary, label, format)
 TABLE_ROWS = [
@@ -49,6 +56,7 @@ TABLE_ROWS = [
     ("task_reward", "task reward / episode", "{:.1f}"),
     ("energy_per_metre", "energy (J/m)", "{:.1f}"),
     ("distance_m", "distance (m)", "{:.2f}"),
+    ("swing_height_m", "swing foot height (m)", "{:.3f}"),
 ]
 
 
@@ -130,6 +138,9 @@ class EpisodeMetrics:
         self.energy = zeros()
         self.distance = zeros()
         self.prev_xy = base_xy[:, :2].clone().float()
+        self.swing_heights: list[torch.Tensor] = []  # per step, the heights of the feet that swung
+        self.fell_now = zeros(torch.bool)  # envs whose first episode ended by a fall at the last step
+        self.fall_causes: dict[str, torch.Tensor] = {}  # condition -> (N,) bool, set at the fall
 
     def step(self, commands: torch.Tensor, lin_vel_xy: torch.Tensor, yaw_rate: torch.Tensor,
              torques: torch.Tensor, dof_vel: torch.Tensor, base_xy: torch.Tensor, task_rew: torch.Tensor,
@@ -140,7 +151,8 @@ class EpisodeMetrics:
         self.steps += live.long()
         self.task_reward += torch.where(live, task_rew.float(), torch.zeros_like(self.task_reward))
         ended = live & done
-        self.fell |= ended & ~time_outs.bool()
+        self.fell_now = ended & ~time_outs.bool()
+        self.fell |= self.fell_now
         self.timed_out |= ended & time_outs.bool()
         ok = live & ~done
         okf = ok.float()
@@ -154,6 +166,20 @@ class EpisodeMetrics:
         self.prev_xy = torch.where(ok.unsqueeze(1), xy, self.prev_xy)
         self.active = live & ~done
         return ok
+
+    def add_swing(self, clearance: torch.Tensor, contact: torch.Tensor, foot_vel: torch.Tensor,
+                  sampled: torch.Tensor) -> None:
+        """Record the heights (N, feet) of the feet swinging now (off the ground, moving faster than SWING_SPEED
+        horizontally) in the envs `sampled` (N,) by this step."""
+        swinging = ~contact & (torch.norm(foot_vel[..., :2], dim=-1) > SWING_SPEED) & sampled.unsqueeze(1)
+        self.swing_heights.append(clearance[swinging].float().cpu())
+
+    def add_fall_causes(self, causes: dict[str, torch.Tensor]) -> None:
+        """Record which of the task's termination conditions (name -> (N,) bool, this step's) ended the falls
+        of the last `step`."""
+        for name, mask in causes.items():
+            hit = self.fall_causes.setdefault(name, torch.zeros_like(self.fell_now))
+            hit |= mask.bool() & self.fell_now
 
     def per_env(self) -> dict[str, torch.Tensor]:
         n = self.samples.clamp(min=1.0)
@@ -177,6 +203,7 @@ class EpisodeMetrics:
             t = t[~torch.isnan(t)]
             return float(t.mean()) if len(t) else None
 
+        swing = torch.cat(self.swing_heights) if self.swing_heights else torch.zeros(0)
         return {
             "episodes": int(len(self.steps)),
             "episode_length_s": mean(env["episode_length_s"]),
@@ -190,6 +217,9 @@ class EpisodeMetrics:
             # A robot that stays put (< MIN_DISTANCE_M per episode on average) has no meaningful J/m.
             "energy_per_metre": (float(self.energy.sum()) / total_distance
                                  if total_distance >= MIN_DISTANCE_M * len(self.steps) else None),
+            "swing_height_m": float(swing.median()) if len(swing) else None,
+            "swing_height_p10_m": float(swing.quantile(0.1)) if len(swing) else None,
+            "fall_causes": {name: int(mask.sum()) for name, mask in self.fall_causes.items()},
         }
 
 
@@ -226,6 +256,8 @@ def evaluate(env: Any, policy: Policy, driver: Any, commands: torch.Tensor | Non
             obs, _, _, done, info, task_rew = env.step(actions)
             ok = metrics.step(cmd_now, robot.base_lin_vel[:, :2], robot.base_ang_vel[:, 2], robot.torques,
                               robot.dof_vel, robot.base_pos, task_rew, done, info["time_outs"])
+            metrics.add_swing(robot.foot_clearance(), robot.foot_contact, robot.foot_vel, ok)
+            metrics.add_fall_causes(getattr(env.task, "termination_causes", {}))
             meas = torch.stack([robot.base_lin_vel[:k, 0], robot.base_lin_vel[:k, 1], robot.base_ang_vel[:k, 2]], 1)
             meas = torch.where(ok[:k].unsqueeze(1), meas, torch.full_like(meas, float("nan")))
             t_list.append((step + 1) * dt)
@@ -253,6 +285,17 @@ def format_table(summaries: dict[str, dict[str, Any]]) -> str:
             value = summaries[n].get(key)
             cells.append(f"  {'-' if value is None else fmt.format(value):>{width}}")
         lines.append(f"{label:<{label_w}}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def format_fall_causes(summaries: dict[str, dict[str, Any]]) -> str:
+    """One line per policy that fell: its falls by termination condition."""
+    lines = []
+    for name, summary in summaries.items():
+        causes = summary.get("fall_causes") or {}
+        if any(causes.values()):
+            lines.append(f"{name}: falls by cause (one fall can have several): "
+                         + ", ".join(f"{cause} {count}" for cause, count in causes.items()))
     return "\n".join(lines)
 
 

@@ -210,10 +210,13 @@ class LocomotionTask(Task):
 
     # ------------------------------------------------------------ terminations
     def check_termination(self) -> torch.Tensor:
+        """A termination body touching something, the base tilted past asset.terminate_tilt, or lower than
+        asset.terminate_height; each condition's (N,) mask is kept in `termination_causes` (play.py --eval)."""
         env, a = self.env, self.cfg.asset
         contact = torch.any(env.termination_forces > a.contact_threshold, dim=1)
         tilted = env.projected_gravity[:, 2] > -math.cos(a.terminate_tilt)
         low = env.base_height < a.terminate_height
+        self.termination_causes = {"contact": contact, "tilt": tilted, "height": low}
         return contact | tilted | low
 
     def task_reward(self) -> torch.Tensor:

@@ -108,8 +108,7 @@ def feet_clearance(task) -> torch.Tensor:
     horizontal speed: sum over feet of (target - height)^2 (0 above the target) * |v_xy|. A foot that
     moves forward low catches on a riser; one lifted higher than the target costs nothing."""
     env = task.env
-    height = env.foot_pos[..., 2] - env.ground.height_at(env.foot_pos[..., :2])  # m, foot site centre
-    deficit = (task.cfg.rewards.foot_clearance_target - height).clamp(min=0.0)
+    deficit = (task.cfg.rewards.foot_clearance_target - env.foot_clearance()).clamp(min=0.0)
     return torch.sum(torch.square(deficit) * torch.norm(env.foot_vel[..., :2], dim=-1), dim=1)
 
 

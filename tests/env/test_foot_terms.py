@@ -10,6 +10,7 @@ import torch
 
 from config import load_config
 from env.gym_env_wrapper import make_env
+from env.legged_robot import LeggedRobotEnv
 from env.sim.scene import force_sensor
 from env.tasks.rewards import STUMBLE_RATIO, feet_clearance, stumble
 
@@ -77,6 +78,7 @@ def fake_task(foot_pos, foot_vel, force=None, ground=0.0, target=0.1):
                           foot_contact_force=None if force is None else torch.tensor(force),
                           ground=SimpleNamespace(height_at=ground_fn), cfg=SimpleNamespace(
                               asset=SimpleNamespace(contact_threshold=1.0)))
+    env.foot_clearance = lambda: LeggedRobotEnv.foot_clearance(env)  # the robot's own method on the fake state
     return SimpleNamespace(env=env, cfg=SimpleNamespace(rewards=SimpleNamespace(foot_clearance_target=target)))
 
 

@@ -5,8 +5,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from rl.evaluation import (EpisodeMetrics, EvalResult, apply_zero_threshold, eval_commands, format_table,
-                           parse_policy_list, plot_tracking, random_policy, round_floats, write_json, zero_policy)
+from rl.evaluation import (EpisodeMetrics, EvalResult, apply_zero_threshold, eval_commands, format_fall_causes,
+                           format_table, parse_policy_list, plot_tracking, random_policy, round_floats, write_json,
+                           zero_policy)
 
 T = torch.tensor
 
@@ -61,6 +62,41 @@ def test_falls_timeouts_and_steps_after_the_end():
     s = m.summary()
     assert s["fall_rate"] == 0.5 and s["timeout_rate"] == 0.5
     assert not m.active.any()
+
+
+def test_swing_height_counts_feet_off_the_ground_and_moving_in_sampled_envs():
+    m = EpisodeMetrics(2, dt=0.1, base_xy=torch.zeros(2, 2))
+    assert m.summary()["swing_height_m"] is None  # no foot swung yet
+    fast, still = [1.0, 0.0, 0.0], [0.0, 0.0, 0.0]
+    # env 0: foot 0 swinging at 0.02-0.10 m over five steps; foot 1 down (in contact, moving: a slip), foot 2
+    # airborne but still (lifted, not swinging). env 1 swings high but was not sampled (its episode ended).
+    for h in (0.02, 0.04, 0.06, 0.08, 0.10):
+        m.add_swing(T([[h, 0.3, 0.3], [0.5, 0.5, 0.5]]), T([[False, True, False], [False, False, False]]),
+                    T([[fast, fast, still], [fast, fast, fast]]), T([True, False]))
+    s = m.summary()
+    assert s["swing_height_m"] == pytest.approx(0.06)
+    assert s["swing_height_p10_m"] == pytest.approx(0.028)  # linear interpolation between 0.02 and 0.04
+
+
+def test_fall_causes_count_the_conditions_set_when_each_first_episode_fell():
+    m = EpisodeMetrics(3, dt=1.0, base_xy=torch.zeros(3, 2))
+    z2, one = torch.zeros(3, 2), torch.ones(3)
+
+    def step(done, timeout, contact, tilt):
+        m.step(torch.zeros(3, 3), z2, torch.zeros(3), torch.zeros(3, 1), torch.zeros(3, 1), z2, one, T(done), T(timeout))
+        m.add_fall_causes({"contact": T(contact), "tilt": T(tilt)})
+
+    # step 1: env 0 falls by contact and tilt; env 1's tilt flag is set but it did not end (not a fall)
+    step((True, False, False), (False, False, False), (True, False, False), (True, True, False))
+    # step 2: env 1 times out with contact set (not a fall); env 0's second episode falls (not counted)
+    step((True, True, False), (False, True, False), (True, True, False), (False, False, False))
+    # step 3: env 2 falls by contact
+    step((False, False, True), (False, False, False), (False, False, True), (False, False, False))
+    s = m.summary()
+    assert s["fall_rate"] == pytest.approx(2 / 3)
+    assert s["fall_causes"] == {"contact": 2, "tilt": 1}
+    line = format_fall_causes({"trained": s, "zero": {"fall_causes": {"contact": 0}}})
+    assert line == "trained: falls by cause (one fall can have several): contact 2, tilt 1"
 
 
 def test_grid_commands_cover_the_ranges():
