@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.steps):
             obs = env.step(policy(obs))[0]
     rates = budget.rates(env.robot.dt)
-    clip = "clipped to 0 in training" if budget.clip else "kept (only_positive_rewards off)"
+    clip = "clipped to 0 in training" if budget.clip else "kept: only_positive_rewards is off"
     print(f"{args.name}: {args.num_envs} robots x {args.steps} steps, randomisation, pushes and noise on"
           + (f", from level {args.level}" if args.level is not None else ""))
     print(f"steps with a negative summed reward: {budget.negative_fraction():.2f} ({clip})")
