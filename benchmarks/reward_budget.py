@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from play import PlayError, build_env, load_experiment, load_trained, play_cfg, session_config  # noqa: E402
 from config import ConfigError  # noqa: E402
+from env.terrain.curriculum import check_tile_flags  # noqa: E402
 from utils.checkpoint import CheckpointError, read_checkpoint  # noqa: E402
 from utils.experiment import ExperimentError  # noqa: E402
 
@@ -36,7 +37,7 @@ class RewardBudget:
         self.task = task
         self._compute = task.compute_rewards
         task.compute_rewards = self.compute  # instance attribute shadows the method for the task's step
-        self.clip = bool(task.cfg.rewards.only_positive_rewards)
+        self.clip = bool(task.cfg.rewards.only_positive_rewards)  # for the report only
         self.terms: dict[str, float] = {}
         self.steps = 0
         self.negative = 0
@@ -44,21 +45,13 @@ class RewardBudget:
     def compute(self) -> None:
         task = self.task
         before = {name: sums.clone() for name, sums in task.episode_sums.items()}
-        task.cfg.rewards.only_positive_rewards = False  # sum unclipped, then clip as training does
-        try:
-            self._compute()
-        finally:
-            task.cfg.rewards.only_positive_rewards = self.clip
-        unclipped = task.rew_buf.clone()
-        if "termination" in task.reward_terms:
-            fn, scale = task.reward_terms["termination"]
-            unclipped -= fn(task) * scale  # the termination term is added after the clip
-        self.steps += unclipped.numel()
+        self._compute()  # training's own summation, clip and all: the rewards it trains on are unchanged
+        added = {name: sums - before[name] for name, sums in task.episode_sums.items()}  # this step's terms
+        unclipped = sum(value for name, value in added.items() if name != "termination")  # summed before the clip
+        self.steps += task.rew_buf.numel()
         self.negative += int((unclipped < 0).sum())
-        for name, sums in task.episode_sums.items():
-            self.terms[name] = self.terms.get(name, 0.0) + float((sums - before[name]).sum())
-        if self.clip:
-            task.rew_buf += unclipped.clamp(max=0.0).neg()  # = clip(unclipped, 0) + termination
+        for name, value in added.items():
+            self.terms[name] = self.terms.get(name, 0.0) + float(value.sum())
 
     def rates(self, dt: float) -> dict[str, float]:
         """Each term's mean contribution per robot-second."""
@@ -86,10 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         exp, saved = load_experiment(flags)
         cfg = play_cfg(session_config(saved, flags, 10**9), flags, args.num_envs, "cpu")
-        rough = cfg.terrain.mesh_type == "heightfield"
-        if args.level is not None and not (rough and 0 <= args.level < int(cfg.terrain.num_rows)):
-            raise ConfigError(f"--level {args.level}: the run's terrain has levels "
-                              + (f"0..{int(cfg.terrain.num_rows) - 1}" if rough else "none (flat ground)"))
+        try:
+            check_tile_flags(cfg.terrain, None, args.level, getattr(cfg, "name", args.name))
+        except ValueError as err:
+            raise ConfigError(f"--level {args.level}: {err}") from None
         env = build_env(cfg, args.seed, flags)
         if args.level is not None:
             env.robot.ground.curriculum.levels.fill_(args.level)

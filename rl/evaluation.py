@@ -45,7 +45,8 @@ SWING_SPEED = 0.2  # m/s, horizontal foot speed above which a foot off the groun
 
 EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
               "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
-              "energy_per_metre": "J/m", "swing_height_m": "m", "swing_height_p10_m": "m"}  # the units eval.json states next to its numbers
+              "energy_per_metre": "J/m", "swing_height_m": "m",
+              "swing_height_p10_m": "m"}  # the units eval.json states next to its numbers
 
 # Rows of the printed table: (key in the summary, label, format)
 TABLE_ROWS = [
