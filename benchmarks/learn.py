@@ -220,8 +220,10 @@ def plot_curves(out_dir: Path) -> Path | None:
             axes[row][col].grid(alpha=0.3)
             axes[row][col].legend(fontsize=8)
     first = next(iter(curves.values()))
-    fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']} "
-                 f"(faint: per iteration, bold: mean of {SMOOTH}; dotted: resumed; dash-dot: a training stage starts)")
+    # two lines: with a long config name and machine string one line ran off the figure's left edge
+    fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']}\n"
+                 f"faint: per iteration, bold: mean of {SMOOTH}; dotted: resumed; dash-dot: a training stage starts",
+                 fontsize=10)
     return save_figure(fig, out_dir / "learning_curve.png")
 
 
