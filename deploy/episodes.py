@@ -205,7 +205,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
                               np.linalg.norm(xy - prev_xy, axis=1), t_after)
         metrics.add_energy(live, energy[live])
         if course is not None:  # past the goal line standing: a success, and the episode ends
-            live = metrics.reach(live, np.nan_to_num(xy[:, 0], nan=-np.inf) >= course.goal_x, t_after)
+            live = metrics.reach(live, xy[:, 0], course.goal_x, t_after)
         prev_xy = np.where(live[:, None], xy, prev_xy)
         if frame_sink is not None and live[0]:
             frame_sink(datas[0])

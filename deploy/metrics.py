@@ -14,10 +14,14 @@ robots still standing; the step in which a robot falls is not sampled:
                                  turned non-finite (or MuJoCo reset it) before the episode's end
     goal_time_s           s      on a terrain course: when the base crossed the goal line (the episode ends
                                  there), None if it did not
+    furthest_x_m          m      on a terrain course: the furthest the base got along the course (world x,
+                                 the course's first edge at deploy.courses.APPROACH), while standing
 
 Summary: each RMSE is the mean over episodes of the per-episode value (as play.py --eval);
 fall_rate = falls / episodes; on a course successes (goal reached without a fall), success_rate
-and goal_time_s (mean over the successes); energy_per_metre = total energy / total distance (null when
+and goal_time_s (mean over the successes), timeouts (neither reached nor fell: too slow or stuck) and
+stopped_at_m (median furthest_x_m of the episodes that did not reach the goal, None if all did: where
+the robots stopped or fell); energy_per_metre = total energy / total distance (null when
 the robots moved less than MIN_DISTANCE_M per episode on average).
 """
 
@@ -36,6 +40,7 @@ class Metrics:
         self.dt = float(control_dt)
         self.course = course
         self.goal_time = np.full(num, np.nan)
+        self.furthest = np.full(num, np.nan)
         z = lambda: np.zeros(num)  # noqa: E731
         self.steps, self.samples, self.sq_lin, self.sq_yaw = z(), z(), z(), z()
         self.steady, self.sq_lin_steady, self.sq_yaw_steady = z(), z(), z()
@@ -63,9 +68,11 @@ class Metrics:
         self.distance += np.where(ok, np.nan_to_num(moved), 0.0)
         return ok
 
-    def reach(self, live: np.ndarray, past_goal: np.ndarray, t: float) -> np.ndarray:
-        """Robots `live` and past the goal line succeed at time t; returns the robots still walking."""
-        done = live & past_goal
+    def reach(self, live: np.ndarray, x: np.ndarray, goal_x: float, t: float) -> np.ndarray:
+        """Robots `live` whose base x is past the goal line succeed at time t; returns the robots still walking."""
+        x = np.nan_to_num(x, nan=-np.inf)
+        self.furthest = np.where(live, np.fmax(self.furthest, x), self.furthest)
+        done = live & (x >= goal_x)
         self.goal_time[done] = t
         return live & ~done
 
@@ -89,6 +96,7 @@ class Metrics:
         }
         if self.course:
             cols["goal_time_s"] = [None if math.isnan(v) else float(v) for v in self.goal_time]
+            cols["furthest_x_m"] = [None if not math.isfinite(v) else float(v) for v in self.furthest]
         return [{k: (float(v[i]) if isinstance(v[i], (float, np.floating)) else v[i]) for k, v in cols.items()}
                 for i in range(len(self.steps))]
 
@@ -104,8 +112,11 @@ class Metrics:
         course = {}
         if self.course:
             reached = ~np.isnan(self.goal_time)
+            others = self.furthest[~reached & np.isfinite(self.furthest)]
             course = {"successes": int(reached.sum()), "success_rate": float(reached.mean()) if n else None,
-                      "goal_time_s": float(np.mean(self.goal_time[reached])) if reached.any() else None}
+                      "goal_time_s": float(np.mean(self.goal_time[reached])) if reached.any() else None,
+                      "timeouts": int((~reached & ~self.fell).sum()),
+                      "stopped_at_m": float(np.median(others)) if len(others) else None}
         return {
             "episodes": n,
             "falls": int(self.fell.sum()),

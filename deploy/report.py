@@ -64,15 +64,21 @@ def course_verdict(summary: dict[str, Any], min_success: float) -> bool:
 
 
 def course_table(results: dict[str, dict[str, Any]], min_success: float) -> str:
-    """One row per course: successes, falls, mean time to the goal of the successes."""
+    """One row per course: successes, falls, episodes out of time, mean time to the goal of the successes,
+    and where the others stopped (median furthest base x) against the goal line."""
     width = max([6] + [len(n) for n in results])
-    lines = [f"{'course':<{width}} {'reached':>7} {'rate':>5} {'falls':>7} {'time s':>6}  result"]
+    lines = [f"{'course':<{width}} {'reached':>7} {'rate':>5} {'falls':>7} {'timeout':>7} {'time s':>6} "
+             f"{'stopped/goal m':>14}  result"]
     for name, r in results.items():
-        s = r["summary"]
-        lines.append(f"{name:<{width}} {str(s['successes']) + '/' + str(s['episodes']):>7} {s['success_rate']:5.2f} "
-                     f"{str(s['falls']) + '/' + str(s['episodes']):>7} {_fmt(s['goal_time_s'], '6.1f')}  "
+        s, n = r["summary"], r["summary"]["episodes"]
+        stopped = f"{_fmt(s.get('stopped_at_m'), '.2f').strip()}/{r['goal_x_m']:.2f}"
+        lines.append(f"{name:<{width}} {str(s['successes']) + '/' + str(n):>7} {s['success_rate']:5.2f} "
+                     f"{str(s['falls']) + '/' + str(n):>7} {_fmt(s.get('timeouts'), 'd').strip() + '/' + str(n):>7} "
+                     f"{_fmt(s['goal_time_s'], '6.1f')} {stopped:>14}  "
                      f"{'PASS' if course_verdict(s, min_success) else 'FAIL'}")
-    lines.append(f"PASS: the base crosses the goal line without a fall in >= {min_success:.0%} of episodes")
+    lines.append(f"PASS: the base crosses the goal line without a fall in >= {min_success:.0%} of episodes "
+                 "(timeout: neither reached nor fell; stopped: median furthest base x of the episodes that did "
+                 "not reach the goal)")
     return "\n".join(lines)
 
 

@@ -355,8 +355,8 @@ def _physics(spec: PolicySpec, robot: RobotModel) -> str:
 def _job_line(job: tuple[str, str], r: dict[str, Any]) -> str:
     s = r["summary"]
     if job[0] == "course":
-        return (f"{job[1]}: {s['successes']}/{s['episodes']} reached the goal, {s['falls']} fell "
-                f"({r['wall_s']:.1f} s)")
+        return (f"{job[1]}: {s['successes']}/{s['episodes']} reached the goal, {s['falls']} fell, "
+                f"{s['timeouts']} out of time ({r['wall_s']:.1f} s)")
     lin = s["lin_vel_rmse_steady"]
     return (f"{job[1]}: {s['falls']}/{s['episodes']} falls, steady lin err "
             f"{lin if lin is not None else float('nan'):.3f} m/s ({r['wall_s']:.1f} s)")

@@ -142,11 +142,25 @@ def test_fall_height_counts_from_the_ground_under_the_base():
 def test_goal_ends_the_episode_as_a_success():
     m = Metrics(3, 0.02, course=True)
     live = np.array([True, True, False])
-    live = m.reach(live, np.array([True, False, True]), 4.0)  # robot 2 had fallen already: no success
+    live = m.reach(live, np.array([5.0, 2.0, 9.0]), 4.6, 4.0)  # robot 2 had fallen already: no success
     assert live.tolist() == [False, True, False]
     s = m.summary()
     assert (s["successes"], s["success_rate"], s["goal_time_s"]) == (1, pytest.approx(1 / 3), 4.0)
     assert "successes" not in Metrics(1, 0.02).summary()  # flat runs report no course figures
+
+
+def test_course_summary_tells_slow_from_fallen_and_where_they_stopped():
+    m = Metrics(3, 0.02, course=True)
+    m.fell[:] = [False, False, True]  # robot 2 fell before this step
+    live = np.array([True, True, False])
+    live = m.reach(live, np.array([2.5, 3.0, 9.0]), 4.6, 1.0)
+    live = m.reach(live, np.array([2.0, np.nan, 9.0]), 4.6, 1.02)  # robot 0 slid back; a non-finite x is no progress
+    rows = m.per_episode()
+    assert [r["furthest_x_m"] for r in rows] == [2.5, 3.0, None]  # a robot never live has no furthest x
+    s = m.summary()
+    assert (s["successes"], s["timeouts"], s["stopped_at_m"]) == (0, 2, pytest.approx(2.75))
+    m.reach(np.array([True, False, False]), np.array([4.7, 0.0, 0.0]), 4.6, 1.04)
+    assert m.summary()["stopped_at_m"] == 3.0 and m.summary()["timeouts"] == 1
 
 
 def test_course_run_from_the_command_line(go2_export, tmp_path):
@@ -176,3 +190,17 @@ def test_the_suite_adds_courses_only_for_policies_trained_on_rough_terrain():
     for name in ["go2_rough", "go2_perceptive", "qmini_rough", "other"]:
         for text in suite_courses(name, {"terrain": "heightfield"}):
             parse_course(text)  # every default course is valid
+
+
+def test_course_table_shows_timeouts_and_where_the_robots_stopped():
+    from deploy.report import course_table
+
+    summary = {"episodes": 4, "successes": 1, "success_rate": 0.25, "falls": 1, "timeouts": 2, "goal_time_s": 12.5,
+               "stopped_at_m": 2.9}
+    table = course_table({"slope_up:0.15": {"summary": summary, "goal_x_m": 4.6}}, 0.8)
+    row = table.splitlines()[1].split()
+    assert row == ["slope_up:0.15", "1/4", "0.25", "1/4", "2/4", "12.5", "2.90/4.60", "FAIL"]
+    old = dict(summary, stopped_at_m=None)
+    del old["timeouts"]  # a courses.json written before these fields
+    assert course_table({"c": {"summary": old, "goal_x_m": 4.6}}, 0.8).splitlines()[1].split()[4:7] == \
+        ["-/4", "12.5", "-/4.60"]
