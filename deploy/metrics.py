@@ -70,7 +70,7 @@ class Metrics:
 
     def reach(self, live: np.ndarray, x: np.ndarray, goal_x: float, t: float) -> np.ndarray:
         """Robots `live` whose base x is past the goal line succeed at time t; returns the robots still walking."""
-        x = np.nan_to_num(x, nan=-np.inf)
+        # fmax skips NaN, and NaN is never past the goal: a non-finite x is no progress
         self.furthest = np.where(live, np.fmax(self.furthest, x), self.furthest)
         done = live & (x >= goal_x)
         self.goal_time[done] = t

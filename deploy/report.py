@@ -70,10 +70,14 @@ def course_table(results: dict[str, dict[str, Any]], min_success: float) -> str:
     lines = [f"{'course':<{width}} {'reached':>7} {'rate':>5} {'falls':>7} {'timeout':>7} {'time s':>6} "
              f"{'stopped/goal m':>14}  result"]
     for name, r in results.items():
-        s, n = r["summary"], r["summary"]["episodes"]
-        stopped = f"{_fmt(s.get('stopped_at_m'), '.2f').strip()}/{r['goal_x_m']:.2f}"
-        lines.append(f"{name:<{width}} {str(s['successes']) + '/' + str(n):>7} {s['success_rate']:5.2f} "
-                     f"{str(s['falls']) + '/' + str(n):>7} {_fmt(s.get('timeouts'), 'd').strip() + '/' + str(n):>7} "
+        s = r["summary"]
+
+        def of_all(count: int | None) -> str:  # "k/episodes"; '-' for a count an older courses.json lacks
+            return f"{_fmt(count, 'd')}/{s['episodes']}"
+
+        stopped = f"{_fmt(s.get('stopped_at_m'), '.2f')}/{r['goal_x_m']:.2f}"
+        lines.append(f"{name:<{width}} {of_all(s['successes']):>7} {s['success_rate']:5.2f} "
+                     f"{of_all(s['falls']):>7} {of_all(s.get('timeouts')):>7} "
                      f"{_fmt(s['goal_time_s'], '6.1f')} {stopped:>14}  "
                      f"{'PASS' if course_verdict(s, min_success) else 'FAIL'}")
     lines.append(f"PASS: the base crosses the goal line without a fall in >= {min_success:.0%} of episodes "
