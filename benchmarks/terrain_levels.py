@@ -36,7 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     t = cfg.terrain
     print(f"{args.name}: {len(levels)} envs, mean level {sum(levels) / len(levels):.2f} of 0..{t.num_rows - 1}")
     types = column_types(dict(t.terrain_proportions), t.num_cols)
-    for kind, mean in mean_by_type([types[c] for c in env_columns(len(levels), t.num_cols).tolist()], levels).items():
+    columns = env_columns(len(levels), types, dict(t.terrain_proportions)).tolist()
+    for kind, mean in mean_by_type([types[c] for c in columns], levels).items():
         print(f"  {kind:16s} {mean:5.2f}")
     return 0
 

@@ -246,6 +246,10 @@ class Base:
                                "stepping_stones": 0.1}  # fraction of columns per tile type (normalised)
         platform_size = 3.0  # m, flat square at each tile's centre where robots spawn
         flush_edges = False  # bool, slope and stairs tiles shifted so that their outer edge is at 0: no cliffs between tiles
+        # tile types built from MuJoCo boxes instead of height-field cells (and then the flat border too), e.g.
+        # ["flat", "stairs_up", "stairs_down"]: a foot on a height field meets its cells' sides (README "Height field
+        # contacts"); a box is one solid with vertical risers. Each box costs physics time: flat-faced types only
+        box_tiles = []
         rough_amplitude = [0.02, 0.1]  # m, peak-to-peak height of random bumps at difficulty 0 and at the top
         rough_step = 0.01  # m, bump heights are multiples of this
         rough_cell = 0.0  # m, side of one random bump (a multiple of horizontal_scale); 0 = one bump per grid vertex

@@ -173,6 +173,8 @@ RULES: dict[str, Check] = {
     "noise.noise_level": NON_NEGATIVE,
     "normalization.clip_observations": POSITIVE,
     "terrain.mesh_type": one_of("plane", "heightfield"),
+    "terrain.box_tiles": lambda v: None if isinstance(v, list) and all(isinstance(k, str) for k in v) else
+    "a list of tile type names, e.g. [\"flat\", \"stairs_up\", \"stairs_down\"]",
     "terrain.static_friction": NON_NEGATIVE,
     "terrain.restitution": PROBABILITY,
     "terrain.horizontal_scale": float_range(0.01, lo_open=False),

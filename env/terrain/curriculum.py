@@ -32,8 +32,8 @@ class TerrainCurriculum:
         self.enabled = bool(terrain.curriculum)
         self.pinned = False
         self.max_init_level = min(int(terrain.max_init_level), self.num_rows - 1)
-        # columns shared out in env order, as in legged_gym: every type gets its share of the envs
-        self.columns = env_columns(num_envs, self.num_cols).to(self.device)
+        # envs shared out among the types by terrain_proportions, in env order, then over each type's columns
+        self.columns = env_columns(num_envs, self.column_types, dict(terrain.terrain_proportions)).to(self.device)
         top = self.max_init_level + 1 if self.enabled else self.num_rows
         self.levels = torch.randint(0, top, (num_envs,), device=self.device)
 
@@ -96,9 +96,24 @@ class TerrainCurriculum:
             self.levels.copy_(saved[torch.randint(0, len(saved), (len(self.levels),), device=self.device)])
 
 
-def env_columns(num_envs: int, num_cols: int) -> torch.Tensor:
-    """The tile column of every env: shared out in env order, as in legged_gym (every type gets its share)."""
-    return torch.div(torch.arange(num_envs) * num_cols, num_envs, rounding_mode="floor")
+def env_columns(num_envs: int, column_types: list[str], proportions: dict[str, float]) -> torch.Tensor:
+    """The tile column of every env, in env order: each type's envs in proportion to ``proportions`` (largest
+    remainder), spread evenly over that type's columns. With columns already shared in proportion (legged_gym's
+    20) this is legged_gym's env i -> column i * num_cols // num_envs; it also lets a grid hold one column of a
+    deterministic type (stairs, slopes) that takes a large share of the envs, which keeps terrain boxes few."""
+    types = list(dict.fromkeys(column_types))
+    weights = torch.tensor([float(proportions.get(t, 0.0)) for t in types], dtype=torch.float64)
+    if float(weights.sum()) <= 0:
+        weights = torch.ones(len(types), dtype=torch.float64)
+    quota = weights / weights.sum() * num_envs
+    counts = quota.floor().long()
+    for k in torch.argsort(-(quota - counts), stable=True)[:num_envs - int(counts.sum())]:
+        counts[k] += 1
+    columns = []
+    for kind, count in zip(types, counts.tolist()):
+        own = torch.tensor([c for c, t in enumerate(column_types) if t == kind])
+        columns.append(own[torch.div(torch.arange(count) * len(own), max(count, 1), rounding_mode="floor")])
+    return torch.cat(columns)
 
 
 def mean_by_type(types: list[str], levels: list[int]) -> dict[str, float]:

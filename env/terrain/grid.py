@@ -27,6 +27,8 @@ class TerrainGrid:
     tile_origins: (num_rows, num_cols, 3) float32 world xyz of each tile centre,
         z = ground height there (the spawn platform).
     column_types: tile type of each column; difficulties: (num_rows,) row / num_rows.
+    solid: (nx, ny) bool, vertices whose ground is built from boxes (`env.terrain.boxes`: the tiles of
+        `terrain.box_tiles` and then the flat border too); None: all height field.
     """
 
     heights: np.ndarray
@@ -37,6 +39,7 @@ class TerrainGrid:
     tile_origins: np.ndarray
     column_types: list[str]
     difficulties: np.ndarray
+    solid: np.ndarray | None = None
 
     @property
     def tile_cells(self) -> int:
@@ -122,4 +125,28 @@ def generate_terrain(terrain: Cfg) -> TerrainGrid:
     tile_origins[..., 1] = ((np.arange(cols) + 0.5) * size)[None, :]
     tile_origins[..., 2] = heights[np.ix_(centre_i, centre_j)]
     return TerrainGrid(heights=heights, horizontal_scale=h, vertical_scale=vs, origin=(-border * h, -border * h),
-                       tile_size=size, tile_origins=tile_origins, column_types=types, difficulties=difficulties)
+                       tile_size=size, tile_origins=tile_origins, column_types=types, difficulties=difficulties,
+                       solid=_solid_mask(heights.shape, border, n, rows, types, box_tile_types(terrain)))
+
+
+def box_tile_types(terrain: Cfg) -> list[str]:
+    """``terrain.box_tiles``, checked (older saved configs lack it: none)."""
+    kinds = list(getattr(terrain, "box_tiles", None) or [])
+    unknown = [k for k in kinds if k not in TILE_TYPES]
+    if unknown:
+        raise ValueError(f"terrain.box_tiles names unknown tile type(s) {', '.join(unknown)}; "
+                         f"valid types: {', '.join(TILE_TYPES)}")
+    return kinds
+
+
+def _solid_mask(shape: tuple[int, int], border: int, n: int, rows: int, types: list[str],
+                kinds: list[str]) -> np.ndarray | None:
+    """The vertices built from boxes: every tile of a type in `kinds` and the flat border; None if no type."""
+    if not kinds:
+        return None
+    solid = np.ones(shape, dtype=bool)
+    solid[border:shape[0] - border, border:shape[1] - border] = False
+    for c, kind in enumerate(types):
+        if kind in kinds:
+            solid[border:border + rows * n, border + c * n:border + (c + 1) * n] = True
+    return solid

@@ -3,7 +3,9 @@
 MuJoCo draws and collides a height field as two triangles per grid cell, split along
 the diagonal from vertex (i, j) to (i+1, j+1) (x index i, y index j). Interpolating on
 those triangles (not bilinearly) gives exactly the height a ray cast straight down
-would hit, so base heights, height scans and spawns agree with the physics.
+would hit, so base heights, height scans and spawns agree with the physics. Where the ground is
+boxes (`TerrainGrid.solid`), a point takes the height of its nearest vertex: the top of the box
+over the square around that vertex.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ class HeightMap:
         self.scale = float(grid.horizontal_scale)
         self.origin = torch.tensor(grid.origin, dtype=torch.float32, device=device)
         self.nx, self.ny = self.heights.shape
+        self.solid = None if grid.solid is None else torch.tensor(grid.solid, dtype=torch.bool, device=device).view(-1)
 
     def height_at(self, xy: torch.Tensor) -> torch.Tensor:
         """Ground height under world points ``xy`` (..., 2) -> (...)."""
@@ -37,7 +40,11 @@ class HeightMap:
         h01, h11 = h[i * ny + j + 1], h[(i + 1) * ny + j + 1]
         lower = h00 + u * (h10 - h00) + v * (h11 - h10)  # triangle (0,0) (1,0) (1,1): u >= v
         upper = h00 + v * (h01 - h00) + u * (h11 - h01)  # triangle (0,0) (0,1) (1,1): u < v
-        return torch.where(u >= v, lower, upper)
+        surface = torch.where(u >= v, lower, upper)
+        if self.solid is None:
+            return surface
+        near = (i + (u >= 0.5).long()).clamp(max=self.nx - 1) * ny + (j + (v >= 0.5).long()).clamp(max=ny - 1)
+        return torch.where(self.solid[near], h[near], surface)
 
     def mean_height_near(self, xy: torch.Tensor, half_size: float, samples: int = 3) -> torch.Tensor:
         """Mean ground height over a ``samples x samples`` grid spanning +-``half_size`` around each point (N, 2)."""

@@ -1,4 +1,5 @@
-"""The terrain grid as one MuJoCo height field geom, sized so that its cells are exactly the grid's.
+"""The terrain grid as one MuJoCo height field geom, sized so that its cells are exactly the grid's,
+plus a box geom per rectangle of the grid's solid part (`env.terrain.boxes`), if it has one.
 
 MuJoCo spaces an hfield's ``ncol x nrow`` vertices evenly over ``2*size[0] x 2*size[1]``
 (columns along x, rows along y) and scales its data, which the compiler normalises to
@@ -10,6 +11,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from env.terrain.boxes import sunken_heights, terrain_boxes
 from env.terrain.grid import TerrainGrid
 
 BASE_DEPTH = 1.0  # m, solid ground below the lowest point (MuJoCo's hfield "base")
@@ -18,8 +20,11 @@ MIN_RELIEF = 1e-3  # m, size[2] of an entirely flat grid (MuJoCo needs a positiv
 
 
 def add_height_field(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material: str, friction: list[float]) -> None:
-    """Add ``grid`` to the world as hfield asset and geom ``name`` (the floor: collides with every robot geom)."""
+    """Add ``grid`` to the world as hfield asset and geom ``name`` (the floor: collides with every robot geom),
+    and its solid part as boxes ``name_box<k>`` after it (same contact settings and material)."""
     heights = np.asarray(grid.heights, dtype=np.float64)
+    if grid.solid is not None:
+        heights = sunken_heights(heights, grid.solid)
     nx, ny = heights.shape
     low, relief = float(heights.min()), float(heights.max() - heights.min())
     half = [(nx - 1) * grid.horizontal_scale / 2, (ny - 1) * grid.horizontal_scale / 2]
@@ -35,3 +40,15 @@ def add_height_field(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material
     terrain_material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = texture
     spec.worldbody.add_geom(name=name, type=mujoco.mjtGeom.mjGEOM_HFIELD, hfieldname=f"{name}_hfield", pos=centre,
                             material=terrain_material.name, contype=1, conaffinity=0, condim=3, friction=friction)
+    if grid.solid is not None:
+        _add_boxes(spec, grid, name, material, friction, bottom=low - BASE_DEPTH)
+
+
+def _add_boxes(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material: str, friction: list[float],
+               bottom: float) -> None:
+    """One box geom per rectangle of solid ground, from its top down to the height field's base."""
+    for k, box in enumerate(terrain_boxes(np.asarray(grid.heights), grid.solid, grid.origin, grid.horizontal_scale)):
+        half_z = (box.top - bottom) / 2
+        spec.worldbody.add_geom(name=f"{name}_box{k}", type=mujoco.mjtGeom.mjGEOM_BOX,
+                                size=[box.half_x, box.half_y, half_z], pos=[box.x, box.y, box.top - half_z],
+                                material=material, contype=1, conaffinity=0, condim=3, friction=friction)

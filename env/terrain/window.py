@@ -61,6 +61,7 @@ class TerrainWindow:
                   for a, (n, k) in enumerate(zip(g.heights.shape, self.shape))]
         (i, j), (kx, ky) = starts, self.shape
         return dataclasses.replace(g, heights=g.heights[i:i + kx, j:j + ky],
+                                   solid=None if g.solid is None else g.solid[i:i + kx, j:j + ky],
                                    origin=(g.origin[0] + i * g.horizontal_scale, g.origin[1] + j * g.horizontal_scale))
 
     def model_near(self, lookat_xy: Sequence[float]) -> mujoco.MjModel | None:
