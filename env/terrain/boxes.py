@@ -15,8 +15,8 @@ square of side ``horizontal_scale`` around it, and equal-height runs of vertices
 into rectangles (a stair ring is 4 boxes, a flat tile 1). `sunken_heights` lowers the
 height field under the boxes so that it never reaches through them.
 
-Boxes cost physics time (MuJoCo places every geom each step, ~10 ns a box on this
-machine), so the decomposition keeps them few: use it for tiles made of flat faces.
+Boxes cost physics time (MuJoCo places every geom at every step; benchmarks/terrain_cost.py
+measures it), so the decomposition keeps them few: use it for tiles made of flat faces.
 """
 
 from __future__ import annotations
