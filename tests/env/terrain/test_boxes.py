@@ -185,3 +185,20 @@ def test_the_height_lookup_steps_where_the_boxes_step(model, grid):
         assert float(lookup.height_at(torch.tensor([[x, y]], dtype=torch.float32))[0]) == pytest.approx(height, abs=1e-4)
         checked += 1
     assert checked > 100
+
+
+def test_the_warp_backend_stands_a_robot_on_terrain_boxes_within_its_contact_budget(cfg, grid, model):
+    pytest.importorskip("mujoco_warp", reason="the gpu extra is part of the test extra")
+    from env.sim import load_backend
+    from env.sim.warp_setup import buffer_sizes
+
+    plain = load_mj_model(load_config("go2_rough", TERRAIN), generate_terrain(load_config("go2_rough", TERRAIN).terrain))
+    assert buffer_sizes(model, 0, 0)[0] > buffer_sizes(plain, 0, 0)[0]  # a foot may touch two boxes
+    warp = load_backend("warp", model, 2, 1, "cpu")
+    home = torch.tensor(model.key_qpos[0], dtype=torch.float64).repeat(2, 1)
+    home[:, :3] += torch.tensor(grid.tile_origins[0, grid.column_types.index("stairs_up")], dtype=torch.float64)
+    warp.reset(torch.arange(2), home, torch.zeros(2, model.nv, dtype=torch.float64), home[:, 7:])
+    assert not warp.step(40).any()  # nothing diverged
+    assert warp.overflow_total == 0
+    standing = warp.qpos[:, 2].double() - float(grid.tile_origins[0, grid.column_types.index("stairs_up"), 2])
+    assert torch.all((standing > 0.2) & (standing < 0.4))  # on the box platform, not through it
