@@ -87,10 +87,12 @@ def sunken_heights(heights: np.ndarray, solid: np.ndarray) -> np.ndarray:
     if not solid.any():
         return out
     padded = np.pad(heights.astype(np.float64), 1, mode="edge")
-    lowest = np.min([padded[1 + di:padded.shape[0] - 1 + di, 1 + dj:padded.shape[1] - 1 + dj]
-                     for di in (-1, 0, 1) for dj in (-1, 0, 1)], axis=0)
     open_pad = np.pad(~solid, 1, mode="constant", constant_values=False)
-    near_open = np.any([open_pad[1 + di:open_pad.shape[0] - 1 + di, 1 + dj:open_pad.shape[1] - 1 + dj]
-                        for di in (-1, 0, 1) for dj in (-1, 0, 1)], axis=0)
+    lowest, near_open = out.copy(), ~solid
+    nx, ny = heights.shape
+    for di in (0, 1, 2):  # the 3 x 3 neighbourhood, one shifted view at a time (go2_rough: 24 M vertices)
+        for dj in (0, 1, 2):
+            np.minimum(lowest, padded[di:di + nx, dj:dj + ny], out=lowest)
+            near_open |= open_pad[di:di + nx, dj:dj + ny]
     out[solid] = np.where(near_open[solid], lowest[solid] - EDGE_DROP, float(heights.min()) - SINK)
     return out
