@@ -32,13 +32,10 @@ from env.terrain.grid import generate_terrain  # noqa: E402
 
 
 def standing_batch(model: mujoco.MjModel, origins: np.ndarray, num_envs: int, nthread: int) -> mujoco.batch.Batch:
-    """A batch of robots at the home keyframe, robot k moved onto ``origins[k % len(origins)]``."""
+    """A batch of robots at the home keyframe (its joint targets too), robot k moved onto ``origins[k % len(origins)]``."""
     batch = mujoco.batch.Batch(model, num_envs, nthread)
-    key = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "home")
-    batch.reset(keyframe=key)
-    qpos, ctrl = batch.bind("qpos"), batch.bind("ctrl")
-    qpos[:, :3] += origins[np.arange(num_envs) % len(origins)]
-    ctrl[:] = model.key_ctrl[key]
+    batch.reset(keyframe=mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_KEY, "home"))
+    batch.bind("qpos")[:, :3] += origins[np.arange(num_envs) % len(origins)]
     return batch
 
 

@@ -101,10 +101,8 @@ def env_columns(num_envs: int, column_types: list[str], proportions: dict[str, f
     remainder), spread evenly over that type's columns. With columns already shared in proportion (legged_gym's
     20) this is legged_gym's env i -> column i * num_cols // num_envs; it also lets a grid hold one column of a
     deterministic type (stairs, slopes) that takes a large share of the envs, which keeps terrain boxes few."""
-    types = list(dict.fromkeys(column_types))
-    weights = torch.tensor([float(proportions.get(t, 0.0)) for t in types], dtype=torch.float64)
-    if float(weights.sum()) <= 0:
-        weights = torch.ones(len(types), dtype=torch.float64)
+    types = list(dict.fromkeys(column_types))  # column_types gives columns only to types with a positive share
+    weights = torch.tensor([float(proportions[t]) for t in types], dtype=torch.float64)
     quota = weights / weights.sum() * num_envs
     counts = quota.floor().long()
     for k in torch.argsort(-(quota - counts), stable=True)[:num_envs - int(counts.sum())]:
