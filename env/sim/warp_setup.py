@@ -53,16 +53,17 @@ def buffer_sizes(model: mujoco.MjModel, nconmax: int, njmax: int) -> tuple[int, 
 
     The automatic contact budget is the most contacts the robot's collision geoms can
     make with the floor all at once (1 per sphere, 2 per capsule, 4 per box, cylinder
-    or convex mesh; 4 per geom on a height field, and twice the plane's on terrain boxes), plus a quarter for self-collisions where those are on. Each
+    or convex mesh; 4 per geom on a height field, and twice the plane's on terrain boxes or slope pieces), plus a quarter for self-collisions where those are on. Each
     contact takes 2*(condim-1) rows in a pyramidal cone (condim 3: 4), at most 6 rows
     in an elliptic one; each joint may add a limit and a friction-loss row.
     """
     robot = [g for g in range(model.ngeom) if model.geom_bodyid[g] != 0 and (model.geom_contype[g] or model.geom_conaffinity[g])]
     # mujoco_warp keeps at most HFIELD_CONTACTS contacts per geom touching a height field (rough terrain)
     hfield = any(model.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in range(model.ngeom) if model.geom_bodyid[g] == 0)
-    boxes = any(model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX for g in range(model.ngeom) if model.geom_bodyid[g] == 0)
+    solids = (int(mujoco.mjtGeom.mjGEOM_BOX), int(mujoco.mjtGeom.mjGEOM_MESH))  # terrain boxes and slope pieces
+    boxes = any(model.geom_type[g] in solids for g in range(model.ngeom) if model.geom_bodyid[g] == 0)
     plane = [_PLANE_CONTACTS.get(mujoco.mjtGeom(model.geom_type[g]), 4) for g in robot]
-    # on terrain boxes (terrain.box_tiles) a geom may straddle the edge of two boxes
+    # on terrain boxes and slope pieces (terrain.box_tiles) a geom may straddle the edge of two
     floor = (HFIELD_CONTACTS * len(robot) if hfield else 0) + sum(plane) * (2 if boxes else 0 if hfield else 1)
     self_collisions = any(model.geom_contype[a] & model.geom_conaffinity[b] for a in robot for b in robot
                           if model.geom_bodyid[a] != model.geom_bodyid[b])

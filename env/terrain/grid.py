@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from env.terrain.tiles import TILE_TYPES, make_tile, tile_cells
+from env.terrain.slopes import Pyramid
+from env.terrain.tiles import PYRAMID_TYPES, TILE_TYPES, make_tile, pyramid_shape, tile_cells
 from utils.yaml import Cfg
 
 
@@ -27,8 +28,11 @@ class TerrainGrid:
     tile_origins: (num_rows, num_cols, 3) float32 world xyz of each tile centre,
         z = ground height there (the spawn platform).
     column_types: tile type of each column; difficulties: (num_rows,) row / num_rows.
-    solid: (nx, ny) bool, vertices whose ground is built from boxes (`env.terrain.boxes`: the tiles of
-        `terrain.box_tiles` and then the flat border too); None: all height field.
+    solid: (nx, ny) bool, vertices whose ground is built from solids, not the height field (the tiles of
+        `terrain.box_tiles` and then the flat border too): boxes (`env.terrain.boxes`) except in `pyramids`;
+        None: all height field.
+    pyramids: the slope tiles of `terrain.box_tiles`, built as convex pieces (`env.terrain.slopes`); their
+        vertices' heights are the exact surface, not multiples of vertical_scale.
     """
 
     heights: np.ndarray
@@ -40,6 +44,7 @@ class TerrainGrid:
     column_types: list[str]
     difficulties: np.ndarray
     solid: np.ndarray | None = None
+    pyramids: tuple[Pyramid, ...] = ()
 
     @property
     def tile_cells(self) -> int:
@@ -117,6 +122,14 @@ def generate_terrain(terrain: Cfg) -> TerrainGrid:
             tile = make_tile(types[c], difficulties[r], terrain, np.random.default_rng([seed, r, c]))
             heights[_tile_slices(border, n, r, c)] = tile
     heights = (np.round(heights / vs) * vs).astype(np.float32)
+    kinds = box_tile_types(terrain)
+    pyramids = tuple(_pyramid(terrain, r, c, types[c], difficulties[r], border)
+                     for c in range(cols) if types[c] in PYRAMID_TYPES and types[c] in kinds for r in range(rows))
+    for p in pyramids:  # exact faces: the meshes' surface at each vertex
+        i, j = _tile_slices(border, n, round(p.centre[0] / size - 0.5), round(p.centre[1] / size - 0.5))
+        x, y = np.meshgrid((np.arange(i.start, i.stop) - border) * h, (np.arange(j.start, j.stop) - border) * h,
+                           indexing="ij")
+        heights[i, j] = p.height(x, y)
 
     centre_i = border + np.arange(rows) * n + n // 2
     centre_j = border + np.arange(cols) * n + n // 2
@@ -126,7 +139,16 @@ def generate_terrain(terrain: Cfg) -> TerrainGrid:
     tile_origins[..., 2] = heights[np.ix_(centre_i, centre_j)]
     return TerrainGrid(heights=heights, horizontal_scale=h, vertical_scale=vs, origin=(-border * h, -border * h),
                        tile_size=size, tile_origins=tile_origins, column_types=types, difficulties=difficulties,
-                       solid=_solid_mask(heights.shape, border, n, rows, types, box_tile_types(terrain)))
+                       solid=_solid_mask(heights.shape, border, n, rows, types, kinds), pyramids=pyramids)
+
+
+def _pyramid(terrain: Cfg, row: int, col: int, kind: str, difficulty: float, border: int) -> Pyramid:
+    """Tile (row, col) of a pyramid type in world coordinates: it covers the squares around its vertices."""
+    size, h = float(terrain.tile_size), float(terrain.horizontal_scale)
+    grade, platform = pyramid_shape(kind, difficulty, terrain)
+    x0, y0 = row * size - h / 2, col * size - h / 2
+    return Pyramid(centre=((row + 0.5) * size, (col + 0.5) * size), half_platform=float(terrain.platform_size) / 2,
+                   platform_z=platform, grade=grade, bounds=(x0, x0 + size, y0, y0 + size))
 
 
 def box_tile_types(terrain: Cfg) -> list[str]:

@@ -5,7 +5,9 @@ the diagonal from vertex (i, j) to (i+1, j+1) (x index i, y index j). Interpolat
 those triangles (not bilinearly) gives exactly the height a ray cast straight down
 would hit, so base heights, height scans and spawns agree with the physics. Where the ground is
 boxes (`TerrainGrid.solid`), a point takes the height of its nearest vertex: the top of the box
-over the square around that vertex.
+over the square around that vertex; on a pyramid slope tile (`TerrainGrid.pyramids`), its exact surface.
+The triangles are those of the height field MuJoCo gets, sunk under the solids (`sunken_heights`), so the
+lookup also has the shallow dip where height-field ground meets a solid.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import math
 
 import torch
 
+from env.terrain.boxes import sunken_heights
 from env.terrain.grid import TerrainGrid
+from env.terrain.slopes import pyramid_index
 from env.utils.math import yaw_from_quat
 
 
@@ -23,10 +27,19 @@ class HeightMap:
 
     def __init__(self, grid: TerrainGrid, device: torch.device | str):
         self.heights = torch.tensor(grid.heights, dtype=torch.float32, device=device)  # (nx, ny)
+        # the height field MuJoCo gets: under the solids it is sunk (and dips beside them, half a cell wide)
+        self.field = self.heights if grid.solid is None else torch.tensor(
+            sunken_heights(grid.heights, grid.solid), dtype=torch.float32, device=device)
         self.scale = float(grid.horizontal_scale)
         self.origin = torch.tensor(grid.origin, dtype=torch.float32, device=device)
         self.nx, self.ny = self.heights.shape
         self.solid = None if grid.solid is None else torch.tensor(grid.solid, dtype=torch.bool, device=device).view(-1)
+        self.pyramid_of = self.pyramids = None  # per vertex 1 + index into pyramids (0: none); their parameters
+        if grid.pyramids:
+            index = pyramid_index(grid.pyramids, grid.heights.shape, grid.origin, grid.horizontal_scale)
+            self.pyramid_of = torch.tensor(index, device=device).view(-1)
+            self.pyramids = torch.tensor([[0.0] * 5] + [p.params() for p in grid.pyramids], dtype=torch.float32,
+                                         device=device)
 
     def height_at(self, xy: torch.Tensor) -> torch.Tensor:
         """Ground height under world points ``xy`` (..., 2) -> (...)."""
@@ -35,7 +48,7 @@ class HeightMap:
         gy = g[..., 1].clamp(0, self.ny - 1 - 1e-4)
         i, j = gx.floor().long(), gy.floor().long()
         u, v = gx - i, gy - j
-        h, ny = self.heights.view(-1), self.ny
+        h, ny = self.field.view(-1), self.ny
         h00, h10 = h[i * ny + j], h[(i + 1) * ny + j]
         h01, h11 = h[i * ny + j + 1], h[(i + 1) * ny + j + 1]
         lower = h00 + u * (h10 - h00) + v * (h11 - h10)  # triangle (0,0) (1,0) (1,1): u >= v
@@ -44,7 +57,14 @@ class HeightMap:
         if self.solid is None:
             return surface
         near = (i + (u >= 0.5).long()).clamp(max=self.nx - 1) * ny + (j + (v >= 0.5).long()).clamp(max=ny - 1)
-        return torch.where(self.solid[near], h[near], surface)
+        top = self.heights.view(-1)[near]  # a box's top over the square around its vertex
+        if self.pyramid_of is not None:
+            k = self.pyramid_of[near].long()
+            cx, cy, half, platform, grade = self.pyramids[k].unbind(-1)
+            beyond = torch.maximum((xy[..., 0] - cx).abs(), (xy[..., 1] - cy).abs()) - half
+            top = torch.where(k > 0, platform + grade * beyond.clamp(min=0), top)
+        # over a solid the height field may still reach above its edge where it meets higher height-field ground
+        return torch.where(self.solid[near], torch.maximum(top, surface), surface)
 
     def mean_height_near(self, xy: torch.Tensor, half_size: float, samples: int = 3) -> torch.Tensor:
         """Mean ground height over a ``samples x samples`` grid spanning +-``half_size`` around each point (N, 2)."""

@@ -113,29 +113,46 @@ def _flush(heights: np.ndarray, terrain: Cfg) -> np.ndarray:
     return heights - heights[0, 0] if getattr(terrain, "flush_edges", False) else heights
 
 
-def _pyramid(difficulty: float, terrain: Cfg, sign: float) -> np.ndarray:
+PYRAMID_TYPES = ("slope_up", "slope_down")
+
+
+def pyramid_shape(kind: str, difficulty: float, terrain: Cfg) -> tuple[float, float]:
+    """(grade, platform height) of a pyramid tile: its height is platform + grade * `platform_distance`.
+
+    The grade is signed (slope_up rises away from the platform); with `terrain.flush_edges` the
+    platform sits so that the outermost ring (vertex [0, 0]) is at 0.
+    """
+    grade = (1.0 if kind == "slope_up" else -1.0) * lerp(terrain.slope_range, difficulty)
+    if not getattr(terrain, "flush_edges", False):
+        return grade, 0.0
+    n, h = tile_cells(terrain), float(terrain.horizontal_scale)
+    return grade, -grade * float(platform_distance(n, h, float(terrain.platform_size))[0, 0])
+
+
+def _pyramid(difficulty: float, terrain: Cfg, kind: str) -> np.ndarray:
     n = tile_cells(terrain)
     dist = platform_distance(n, float(terrain.horizontal_scale), float(terrain.platform_size))
-    return _flush(sign * lerp(terrain.slope_range, difficulty) * dist, terrain)
+    grade, platform = pyramid_shape(kind, difficulty, terrain)
+    return platform + grade * dist
 
 
 def slope_up_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) -> np.ndarray:
     """Pyramid slope rising away from the platform at grade `slope_range` at d (rise over run)."""
-    return _pyramid(difficulty, terrain, 1.0)
+    return _pyramid(difficulty, terrain, "slope_up")
 
 
 def slope_down_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) -> np.ndarray:
     """Pyramid slope falling away from the platform: the robot walks downhill when leaving."""
-    return _pyramid(difficulty, terrain, -1.0)
+    return _pyramid(difficulty, terrain, "slope_down")
 
 
 def rough_slope_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) -> np.ndarray:
     """A slope (up or down, 50/50) with random bumps on it: slopes that are not perfectly smooth."""
     n = tile_cells(terrain)
-    sign = 1.0 if rng.random() < 0.5 else -1.0
+    kind = "slope_up" if rng.random() < 0.5 else "slope_down"
     bumps = _bumps(lerp(terrain.rough_amplitude, difficulty), terrain, n, rng)
     bumps[_platform(terrain, n)] = 0.0
-    return _pyramid(difficulty, terrain, sign) + bumps
+    return _pyramid(difficulty, terrain, kind) + bumps
 
 
 def _stairs(difficulty: float, terrain: Cfg, sign: float) -> np.ndarray:

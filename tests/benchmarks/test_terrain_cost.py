@@ -15,6 +15,7 @@ def test_boxes_add_geoms_and_the_ratio_is_printed(capsys, monkeypatch):
     monkeypatch.setattr(go2_rough.go2_rough.terrain, "num_rows", 2)
     monkeypatch.setattr(go2_rough.go2_rough.terrain, "horizontal_scale", 0.1)
     monkeypatch.setattr(go2_rough.go2_rough.terrain, "rough_cell", 0.1)
+    monkeypatch.setattr(go2_rough.go2_rough.terrain, "box_tiles", [])  # the base scene all height field
     assert main(["--config", "go2_rough", "--num_envs", "2", "--steps", "2", "--repeats", "1",
                  "--set", 'terrain.box_tiles=["stairs_up"]']) == 0
     out = capsys.readouterr().out

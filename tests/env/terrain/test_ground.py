@@ -26,9 +26,10 @@ def rough_cfg():
     return load_config("go2_rough", ["env.num_envs=16", "sim.nthread=2", *SMALL, EVERY_TYPE])
 
 
-def test_height_lookup_equals_ray_casting_on_the_compiled_height_field(rough_cfg):
-    grid = generate_terrain(rough_cfg.terrain)
-    model = load_mj_model(rough_cfg, grid)
+def test_height_lookup_equals_ray_casting_on_the_compiled_height_field():
+    hf_cfg = load_config("go2_rough", [*SMALL, EVERY_TYPE, "terrain.box_tiles=[]"])  # all height field
+    grid = generate_terrain(hf_cfg.terrain)
+    model = load_mj_model(hf_cfg, grid)
     spacing = 2 * model.hfield_size[0, :2] / [model.hfield_ncol[0] - 1, model.hfield_nrow[0] - 1]
     np.testing.assert_allclose(spacing, grid.horizontal_scale, rtol=1e-9)  # cells exactly the configured size
     data = mujoco.MjData(model)

@@ -70,7 +70,7 @@ def test_height_field_contacts_have_their_budget_and_an_overflow_is_reported(cap
 
     flat_cfg = load_config("go2")
     cfg = load_config("go2_rough", ["terrain.num_rows=2", "terrain.num_cols=2", "terrain.tile_size=4.0",
-                                    "terrain.platform_size=2.0"])
+                                    "terrain.platform_size=2.0", "terrain.box_tiles=[]"])
     flat, rough = load_mj_model(flat_cfg), load_mj_model(cfg, terrain_grid(cfg.terrain))
     robot_geoms = sum(1 for g in range(rough.ngeom) if rough.geom_bodyid[g] and rough.geom_conaffinity[g])
     assert buffer_sizes(rough, 0, 0)[0] == HFIELD_CONTACTS * robot_geoms > buffer_sizes(flat, 0, 0)[0]

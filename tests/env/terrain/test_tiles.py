@@ -187,17 +187,6 @@ def test_rough_cell_makes_bumps_of_that_side_on_a_finer_grid(terrain):
         tile("random_rough", 0.5, terrain)
 
 
-def test_go2_rough_risers_are_one_fine_cell_wide():
-    """On go2_rough's grid a 10 cm stair riser rises within one 2.5 cm cell (76 degrees), not a 0.1 m ramp."""
-    terrain = load_config("go2_rough").terrain
-    d = (0.10 - terrain.step_height_range[0]) / (terrain.step_height_range[1] - terrain.step_height_range[0])
-    line = centre_line(tile("stairs_up", d, terrain))
-    jumps = np.diff(line)
-    risers = jumps[np.abs(jumps) > 1e-9]
-    assert terrain.horizontal_scale == 0.025 and np.allclose(risers, 0.10, atol=terrain.vertical_scale)
-    assert np.degrees(np.arctan(0.10 / terrain.horizontal_scale)) > 75
-
-
 PYRAMIDS = ["slope_up", "slope_down", "rough_slope", "stairs_up", "stairs_down"]
 
 

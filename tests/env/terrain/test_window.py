@@ -15,7 +15,8 @@ from env.terrain.window import TerrainWindow
 
 TERRAIN = ["terrain.num_rows=6", "terrain.num_cols=6", "terrain.tile_size=4.0", "terrain.platform_size=2.0",
            "terrain.border_size=1.0", 'terrain.terrain_proportions={"stairs_up": 1, "obstacles": 1}',
-           "terrain.horizontal_scale=0.1", "terrain.rough_cell=0.0"]  # 0.1 m cells: the sizes below count them
+           "terrain.horizontal_scale=0.1", "terrain.rough_cell=0.0",  # 0.1 m cells: the sizes below count them
+           "terrain.box_tiles=[]"]  # all height field (test_boxes.py, test_slopes.py: windows keep the solids)
 HALF = 6.0  # m: 121 vertices a side, 122 to share the parity of the 260 x 260 grid (the texture)
 K = 122
 
