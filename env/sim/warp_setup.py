@@ -61,10 +61,10 @@ def buffer_sizes(model: mujoco.MjModel, nconmax: int, njmax: int) -> tuple[int, 
     # mujoco_warp keeps at most HFIELD_CONTACTS contacts per geom touching a height field (rough terrain)
     hfield = any(model.geom_type[g] == mujoco.mjtGeom.mjGEOM_HFIELD for g in range(model.ngeom) if model.geom_bodyid[g] == 0)
     solids = (int(mujoco.mjtGeom.mjGEOM_BOX), int(mujoco.mjtGeom.mjGEOM_MESH))  # terrain boxes and slope pieces
-    boxes = any(model.geom_type[g] in solids for g in range(model.ngeom) if model.geom_bodyid[g] == 0)
+    on_solids = any(model.geom_type[g] in solids for g in range(model.ngeom) if model.geom_bodyid[g] == 0)
     plane = [_PLANE_CONTACTS.get(mujoco.mjtGeom(model.geom_type[g]), 4) for g in robot]
     # on terrain boxes and slope pieces (terrain.box_tiles) a geom may straddle the edge of two
-    floor = (HFIELD_CONTACTS * len(robot) if hfield else 0) + sum(plane) * (2 if boxes else 0 if hfield else 1)
+    floor = (HFIELD_CONTACTS * len(robot) if hfield else 0) + sum(plane) * (2 if on_solids else 0 if hfield else 1)
     self_collisions = any(model.geom_contype[a] & model.geom_conaffinity[b] for a in robot for b in robot
                           if model.geom_bodyid[a] != model.geom_bodyid[b])
     con = nconmax or max(1, floor + (floor // 4 if self_collisions else 0))

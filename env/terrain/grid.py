@@ -10,10 +10,12 @@ height array, ready to become a single MuJoCo hfield.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from env.terrain.slopes import Pyramid
+from env.terrain.boxes import sunken_heights
+from env.terrain.slopes import Pyramid, pyramid_index
 from env.terrain.tiles import PYRAMID_TYPES, TILE_TYPES, make_tile, pyramid_shape, tile_cells
 from utils.yaml import Cfg
 
@@ -45,6 +47,17 @@ class TerrainGrid:
     difficulties: np.ndarray
     solid: np.ndarray | None = None
     pyramids: tuple[Pyramid, ...] = ()
+
+    @cached_property
+    def field_heights(self) -> np.ndarray:
+        """(nx, ny) float64: the heights the MuJoCo height field gets, sunk under the solid part."""
+        heights = np.asarray(self.heights, dtype=np.float64)
+        return heights if self.solid is None else sunken_heights(heights, self.solid)
+
+    @cached_property
+    def pyramid_of(self) -> np.ndarray:
+        """(nx, ny) int16: 1 + the index into `pyramids` of the pyramid each vertex belongs to, 0 none."""
+        return pyramid_index(self.pyramids, self.heights.shape, self.origin, self.horizontal_scale)
 
     @property
     def tile_cells(self) -> int:
@@ -123,13 +136,15 @@ def generate_terrain(terrain: Cfg) -> TerrainGrid:
             heights[_tile_slices(border, n, r, c)] = tile
     heights = (np.round(heights / vs) * vs).astype(np.float32)
     kinds = box_tile_types(terrain)
-    pyramids = tuple(_pyramid(terrain, r, c, types[c], difficulties[r], border)
-                     for c in range(cols) if types[c] in PYRAMID_TYPES and types[c] in kinds for r in range(rows))
-    for p in pyramids:  # exact faces: the meshes' surface at each vertex
-        i, j = _tile_slices(border, n, round(p.centre[0] / size - 0.5), round(p.centre[1] / size - 0.5))
-        x, y = np.meshgrid((np.arange(i.start, i.stop) - border) * h, (np.arange(j.start, j.stop) - border) * h,
-                           indexing="ij")
-        heights[i, j] = p.height(x, y)
+    pyramids = []
+    for c in [c for c in range(cols) if types[c] in PYRAMID_TYPES and types[c] in kinds]:
+        for r in range(rows):
+            p = _pyramid(terrain, r, c, types[c], difficulties[r])
+            i, j = _tile_slices(border, n, r, c)  # exact faces: the meshes' surface at each vertex
+            x, y = np.meshgrid((np.arange(i.start, i.stop) - border) * h, (np.arange(j.start, j.stop) - border) * h,
+                               indexing="ij")
+            heights[i, j] = p.height(x, y)
+            pyramids.append(p)
 
     centre_i = border + np.arange(rows) * n + n // 2
     centre_j = border + np.arange(cols) * n + n // 2
@@ -139,10 +154,10 @@ def generate_terrain(terrain: Cfg) -> TerrainGrid:
     tile_origins[..., 2] = heights[np.ix_(centre_i, centre_j)]
     return TerrainGrid(heights=heights, horizontal_scale=h, vertical_scale=vs, origin=(-border * h, -border * h),
                        tile_size=size, tile_origins=tile_origins, column_types=types, difficulties=difficulties,
-                       solid=_solid_mask(heights.shape, border, n, rows, types, kinds), pyramids=pyramids)
+                       solid=_solid_mask(heights.shape, border, n, rows, types, kinds), pyramids=tuple(pyramids))
 
 
-def _pyramid(terrain: Cfg, row: int, col: int, kind: str, difficulty: float, border: int) -> Pyramid:
+def _pyramid(terrain: Cfg, row: int, col: int, kind: str, difficulty: float) -> Pyramid:
     """Tile (row, col) of a pyramid type in world coordinates: it covers the squares around its vertices."""
     size, h = float(terrain.tile_size), float(terrain.horizontal_scale)
     grade, platform = pyramid_shape(kind, difficulty, terrain)

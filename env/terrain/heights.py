@@ -6,7 +6,7 @@ those triangles (not bilinearly) gives exactly the height a ray cast straight do
 would hit, so base heights, height scans and spawns agree with the physics. Where the ground is
 boxes (`TerrainGrid.solid`), a point takes the height of its nearest vertex: the top of the box
 over the square around that vertex; on a pyramid slope tile (`TerrainGrid.pyramids`), its exact surface.
-The triangles are those of the height field MuJoCo gets, sunk under the solids (`sunken_heights`), so the
+The triangles are those of the height field MuJoCo gets, sunk under the solids (`TerrainGrid.field_heights`), so the
 lookup also has the shallow dip where height-field ground meets a solid.
 """
 
@@ -16,9 +16,7 @@ import math
 
 import torch
 
-from env.terrain.boxes import sunken_heights
 from env.terrain.grid import TerrainGrid
-from env.terrain.slopes import pyramid_index
 from env.utils.math import yaw_from_quat
 
 
@@ -28,16 +26,15 @@ class HeightMap:
     def __init__(self, grid: TerrainGrid, device: torch.device | str):
         self.heights = torch.tensor(grid.heights, dtype=torch.float32, device=device)  # (nx, ny)
         # the height field MuJoCo gets: under the solids it is sunk (and dips beside them, half a cell wide)
-        self.field = self.heights if grid.solid is None else torch.tensor(
-            sunken_heights(grid.heights, grid.solid), dtype=torch.float32, device=device)
+        self.field = self.heights if grid.solid is None else torch.tensor(grid.field_heights, dtype=torch.float32,
+                                                                          device=device)
         self.scale = float(grid.horizontal_scale)
         self.origin = torch.tensor(grid.origin, dtype=torch.float32, device=device)
         self.nx, self.ny = self.heights.shape
         self.solid = None if grid.solid is None else torch.tensor(grid.solid, dtype=torch.bool, device=device).view(-1)
         self.pyramid_of = self.pyramids = None  # per vertex 1 + index into pyramids (0: none); their parameters
         if grid.pyramids:
-            index = pyramid_index(grid.pyramids, grid.heights.shape, grid.origin, grid.horizontal_scale)
-            self.pyramid_of = torch.tensor(index, device=device).view(-1)
+            self.pyramid_of = torch.tensor(grid.pyramid_of, device=device).view(-1)
             self.pyramids = torch.tensor([[0.0] * 5] + [p.params() for p in grid.pyramids], dtype=torch.float32,
                                          device=device)
 

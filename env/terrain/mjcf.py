@@ -12,9 +12,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from env.terrain.boxes import sunken_heights, terrain_boxes
+from env.terrain.boxes import terrain_boxes
 from env.terrain.grid import TerrainGrid
-from env.terrain.slopes import pyramid_index, pyramid_pieces
+from env.terrain.slopes import pyramid_pieces
 
 BASE_DEPTH = 1.0  # m, solid ground below the lowest point (MuJoCo's hfield "base")
 CHECK = 2.0  # m, one repeat of the floor's checker texture (2 x 2 squares) on the terrain
@@ -24,9 +24,7 @@ MIN_RELIEF = 1e-3  # m, size[2] of an entirely flat grid (MuJoCo needs a positiv
 def add_height_field(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material: str, friction: list[float]) -> None:
     """Add ``grid`` to the world as hfield asset and geom ``name`` (the floor: collides with every robot geom),
     and its solid part as boxes ``name_box<k>`` and meshes ``name_slope<k>`` after it (same contact settings)."""
-    heights = np.asarray(grid.heights, dtype=np.float64)
-    if grid.solid is not None:
-        heights = sunken_heights(heights, grid.solid)
+    heights = grid.field_heights
     nx, ny = heights.shape
     low, relief = float(heights.min()), float(heights.max() - heights.min())
     half = [(nx - 1) * grid.horizontal_scale / 2, (ny - 1) * grid.horizontal_scale / 2]
@@ -50,7 +48,7 @@ def add_height_field(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material
 def _add_boxes(spec: mujoco.MjSpec, grid: TerrainGrid, name: str, material: str, friction: list[float],
                bottom: float) -> None:
     """One box geom per rectangle of solid ground outside the pyramids, from its top down to the height field's base."""
-    boxed = grid.solid & (pyramid_index(grid.pyramids, grid.heights.shape, grid.origin, grid.horizontal_scale) == 0)
+    boxed = grid.solid & (grid.pyramid_of == 0)
     for k, box in enumerate(terrain_boxes(np.asarray(grid.heights), boxed, grid.origin, grid.horizontal_scale)):
         half_z = (box.top - bottom) / 2
         spec.worldbody.add_geom(name=f"{name}_box{k}", type=mujoco.mjtGeom.mjGEOM_BOX,
