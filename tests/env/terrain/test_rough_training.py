@@ -94,8 +94,10 @@ def test_qmini_rough_spawns_on_bumps_and_walks_blind_with_a_scanning_critic():
     assert env.num_obs == flat.num_obs  # blind: the flat Qmini's observation
     assert env.num_critic_obs == flat.num_critic_obs + 11 * 7
     types = env.robot.ground.grid.column_types
-    assert set(types) == {"flat", "random_rough", "slope_up", "slope_down"} and types.count("random_rough") == 6
+    assert sorted(types) == sorted(["flat", "random_rough", "obstacles", "slope_up", "slope_down"])  # one column each
     grid = env.robot.ground.grid
+    blocks = grid.heights[grid.tile_slices(9, types.index("obstacles"))]
+    assert np.isclose(np.abs(blocks).max(), 0.01 + 0.045 * 0.9, atol=0.003)  # 5 cm blocks and holes at the top
     top = grid.heights[grid.tile_slices(9, types.index("random_rough"))]
     assert sorted(set(np.round(top.ravel() * 100).astype(int))) == [-2, -1, 0, 1, 2]  # cm: the reference's 0-4 cm
     assert np.ptp(grid.heights[grid.tile_slices(0, types.index("random_rough"))]) == 0  # level 0 is flat
