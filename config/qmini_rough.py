@@ -6,9 +6,19 @@ from config.qmini import qmini
 
 
 class qmini_rough(qmini):
-    # Flat Qmini's physics step (0.0075 s x 2), symmetry and yaw weight 2.0. The committed 95-minute policy
-    # (benchmarks/results/qmini_rough) trained at 0.005 s x 3 without symmetry and at yaw weight 1.0, on bumps
-    # and slopes of height field only: its cfg.yaml keeps those settings.
+    # The physics, PPO and yaw weight of the flat policy it starts from (benchmarks/results/qmini/policy): with
+    # flat Qmini's newer 0.0075 s x 2 step, symmetry and yaw weight 2.0, the warm-started policy traded linear
+    # tracking for yaw and the curriculum sank to level 0.06 in 28 minutes (trials/qmini_rough_solid_sym).
+    class sim(qmini.sim):
+        dt = 0.005  # s, physics step
+
+    class control(qmini.control):
+        decimation = 3  # physics steps per policy step: 66.7 Hz at dt 0.005
+
+    class algorithm(qmini.algorithm):
+        class symmetry(qmini.algorithm.symmetry):
+            use_data_augmentation = False  # bool, add every sample's mirror image to the PPO minibatches
+            use_mirror_loss = False  # bool, penalise actor(mirror(obs)) != mirror(actor(obs))
 
     class rewards(qmini.rewards):
         # Flat Qmini's swing foot is 2.2 cm up at the median (the ankle, about 2.5 cm above the sole, standing
@@ -16,6 +26,7 @@ class qmini_rough(qmini):
         foot_clearance_target = 0.075  # m, swing height of the foot body's origin above the ground under it
 
         class scales(qmini.rewards.scales):
+            tracking_ang_vel = 1.0  # per s
             feet_clearance = -100.0  # per m^3/s s, as go2_rough
 
     class terrain(qmini.terrain):
