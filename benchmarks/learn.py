@@ -298,10 +298,14 @@ def main(argv: list[str] | None = None) -> int:
           + (f", resumed at {format_duration(recorder.rows[-1]['minutes'] * 60)}" if previous_rows else ""), flush=True)
     import platform
 
+    machine = f"{platform.machine()} x {len(os.sched_getaffinity(0))} cores"
+    if torch.device(cfg.runner.device).type == "cuda":  # the GPU does the work: name it, as the curve's title shows
+        machine = f"{torch.cuda.get_device_name(torch.device(cfg.runner.device))} + {machine}"
+
     def write_curve() -> None:
         curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
                  "seed": args.seed, "overrides": overrides, "torch_threads": torch.get_num_threads(),
-                 "machine": f"{platform.machine()} x {len(os.sched_getaffinity(0))} cores",
+                 "machine": machine,
                  "resumed_at_iterations": resumed_at, "init_from": init_from,
                  "stage_iterations": sorted({st["from_iteration"] for st in getattr(cfg.runner, "stages", []) or []}),
                  "rows": recorder.rows}

@@ -6,8 +6,9 @@ as torch views of the Warp arrays (`wp.to_torch`, no copies), which are only eve
 written in place. Warp works on its own stream (a CUDA graph cannot be captured
 on torch's legacy default stream) and each batch of Warp work is ordered after
 torch's queued work and before torch's next by stream waits on the GPU, so
-nothing waits on the host. On CUDA the substeps of a policy step, the masked reset and the forward
-pass are each captured once as a CUDA graph and replayed; on Warp's CPU device
+nothing waits on the host. On CUDA the substeps of a policy step, the masked reset, the forward
+pass and `set_const` are each captured once as a CUDA graph and replayed (a group
+whose capture fails runs as plain launches, with a warning); on Warp's CPU device
 (development and CI) they run as plain kernel launches.
 
 Per-env model fields for randomisation are batched on request (`expand`), before
@@ -66,6 +67,7 @@ class WarpBackend(PhysicsBackend):
         self._mask = wp.to_torch(self._reset_mask)
         self._views: dict[str, torch.Tensor] = {}
         self._graphs: dict[object, object] = {}
+        self._uncapturable: set[object] = set()  # launch groups whose capture failed once: plain launches from then on
         self.use_graphs = self._wp_device.is_cuda and wp.is_mempool_enabled(self._wp_device)
         t = mjw.OverflowType  # bits that mean a buffer was too small, not the solver's iteration limits
         self._buffer_bits = int(t.ALL) & ~int(t.ITERATIONS) & ~int(t.LS_ITERATIONS)
@@ -96,10 +98,20 @@ class WarpBackend(PhysicsBackend):
             if not self.use_graphs:
                 fn()
                 return
+            if key in self._uncapturable:
+                fn()
+                return
             graph = self._graphs.get(key)
             if graph is None:
-                with wp.ScopedCapture(device=self._wp_device, stream=self._stream) as capture:
+                try:
+                    with wp.ScopedCapture(device=self._wp_device, stream=self._stream) as capture:
+                        fn()
+                except Exception as err:  # noqa: BLE001 - any capture failure falls back to plain launches
+                    log.warning("warp backend: %s cannot be captured as a CUDA graph (%s: %s); it runs as plain "
+                                "kernel launches", key, type(err).__name__, err)
+                    self._uncapturable.add(key)
                     fn()
+                    return
                 graph = self._graphs[key] = capture.graph
             wp.capture_launch(graph, stream=self._stream)
 
@@ -178,9 +190,11 @@ class WarpBackend(PhysicsBackend):
         self._views[name] = wp.to_torch(getattr(self.m, name))
 
     def commit_model_changes(self, env_ids: torch.Tensor | None = None) -> None:
-        # set_const recomputes every world (it has no mask); not captured: it runs on resets with mass changes only
-        with self._scope():
-            self._mjw.set_const(self.m, self.d)
+        # set_const recomputes every world (it has no mask). Captured like a step: on an H200 its plain launches
+        # (about a hundred small solves launched from Python) took ~49 ms of host time per reset with mass
+        # changes, most of a reset (README "GPU figures": benchmarks/results/gpu/cprofile_go2_4096.txt)
+        m, d, mjw = self.m, self.d, self._mjw
+        self._run("set_const", lambda: mjw.set_const(m, d))
 
     @property
     def diverged_total(self) -> int:

@@ -11,6 +11,8 @@ where compile time dominates; GPUs compile with Warp's defaults.
 
 from __future__ import annotations
 
+import os
+
 import mujoco
 
 # Model fields mjw.set_const derives from the fields randomised per env; they must be batched alongside.
@@ -32,6 +34,8 @@ def import_warp():
         if not _configured:  # before mujoco_warp's import initialises Warp
             wp.config.log_level = wp.LOG_WARNING  # no banner and no line per loaded module; warnings still show
             wp.config.cpu_compiler_flags = ""  # generic CPU target: a portable kernel cache (see the module docstring)
+            # the first CUDA graph capture compiles every loaded module (force_load): on all cores, not one by one
+            wp.config.load_module_max_workers = min(os.cpu_count() or 1, 16)
             _configured = True
         import mujoco_warp as mjw
 

@@ -167,6 +167,34 @@ def test_per_env_model_fields_change_only_their_world(pair):
     warp.commit_model_changes()
 
 
+def test_a_launch_group_whose_capture_fails_runs_as_plain_launches(pair, monkeypatch, caplog):
+    """On CUDA every launch group is captured; one that cannot be (capture raises) runs plainly, with one warning."""
+    _, _, _, warp = pair
+    wp = warp._wp
+
+    class FailingCapture:
+        def __init__(self, **kwargs):
+            pass
+
+        def __enter__(self):
+            raise RuntimeError("operation not permitted when stream is capturing")
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(wp, "ScopedCapture", FailingCapture)
+    monkeypatch.setattr(warp, "use_graphs", True)
+    monkeypatch.setattr(warp, "_uncapturable", set())
+    calls = []
+    with caplog.at_level(logging.WARNING, logger="env.sim.warp_backend"):
+        warp._run("probe", lambda: calls.append(1))
+        warp._run("probe", lambda: calls.append(2))
+    assert calls == [1, 2]  # ran both times, without a graph
+    assert "probe" in warp._uncapturable and "probe" not in warp._graphs
+    warnings = [r for r in caplog.records if "cannot be captured" in r.getMessage()]
+    assert len(warnings) == 1 and "RuntimeError" in warnings[0].getMessage()
+
+
 def test_divergence_is_detected_per_world(pair):
     cfg, model, _, warp = pair
     qpos, qvel, ctrl = home_state(model, 2)
