@@ -167,6 +167,7 @@ class Base:
             feet_air_time = 1.0  # per s of air time, swings longer than feet_air_time_target
             foot_slip = 0.0  # per (m/s)^2 s, squared horizontal velocity of feet in contact
             feet_clearance = 0.0  # per m^3/s s, squared shortfall below foot_clearance_target x foot speed
+            feet_swing_height = 0.0  # per m^2 s, squared shortfall below foot_clearance_target of the feet the gait has in swing
             stumble = 0.0  # per foot s, feet whose contact force is mostly horizontal (against a riser)
             gait_contact = 0.0  # per s, fraction of feet whose contact matches the gait schedule
             stand_still = 0.0  # per rad s, joint offset from default at zero command

@@ -112,6 +112,17 @@ def feet_clearance(task) -> torch.Tensor:
     return torch.sum(torch.square(deficit) * torch.norm(env.foot_vel[..., :2], dim=-1), dim=1)
 
 
+def feet_swing_height(task) -> torch.Tensor:
+    """Feet the gait schedule has in swing that are lower than rewards.foot_clearance_target above the ground
+    under them: sum over those feet of (target - height)^2 (0 above the target). Unlike feet_clearance it does
+    not scale with the foot's speed, so slow feet do not escape it: with feet_clearance at -400, qmini_rough
+    kept its 2.3 cm swing and stopped walking instead (README, trials/qmini_rough_clear400)."""
+    if task.gait is None:
+        raise ValueError("rewards.scales.feet_swing_height needs commands.gait_phase = true")
+    deficit = (task.cfg.rewards.foot_clearance_target - task.env.foot_clearance()).clamp(min=0.0)
+    return torch.sum(torch.square(deficit) * ~task.gait.desired_contact(), dim=1)
+
+
 def stumble(task) -> torch.Tensor:
     """Feet pushed mostly sideways by what they touch (|F_xy| > STUMBLE_RATIO |F_z|): a foot against a riser or
     an obstacle's side, not on top of it. Counts such feet."""
@@ -151,5 +162,5 @@ def alive(task) -> torch.Tensor:
 REWARDS = {fn.__name__: fn for fn in [
     tracking_lin_vel, tracking_lin_vel_wide, tracking_ang_vel, lin_vel_z, ang_vel_xy, orientation, base_height,
     torques, dof_vel, dof_acc, action_rate, collision, termination, dof_pos_limits, feet_air_time, foot_slip,
-    feet_clearance, stumble, gait_contact, stand_still, joint_deviation, alive,
+    feet_clearance, feet_swing_height, stumble, gait_contact, stand_still, joint_deviation, alive,
 ]}

@@ -12,7 +12,7 @@ from config import load_config
 from env.gym_env_wrapper import make_env
 from env.legged_robot import LeggedRobotEnv
 from env.sim.scene import force_sensor
-from env.tasks.rewards import STUMBLE_RATIO, feet_clearance, stumble
+from env.tasks.rewards import STUMBLE_RATIO, feet_clearance, feet_swing_height, stumble
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +90,23 @@ def test_feet_clearance_charges_low_fast_feet_above_the_ground_under_them():
     # on a step 5 cm up the same foot is 5 cm lower than the target more: the ground under it counts
     raised = [[[0.0, 0.0, 0.07], [0.0, 0.0, 0.2], [0.0, 0.0, 0.07]]]
     assert feet_clearance(fake_task(raised, vel, ground=0.05)).item() == pytest.approx(0.08 ** 2)
+
+
+def test_feet_swing_height_charges_low_feet_in_swing_whatever_their_speed():
+    # foot 0: in swing, 2 cm up and still; foot 1: in swing, 15 cm up (above the target); foot 2: in stance, low
+    pos = [[[0.0, 0.0, 0.02], [0.0, 0.0, 0.15], [0.0, 0.0, 0.02]]]
+    still = [[[0.0, 0.0, 0.0]] * 3]
+    task = fake_task(pos, still)
+    task.gait = SimpleNamespace(desired_contact=lambda: torch.tensor([[False, False, True]]))
+    assert feet_swing_height(task).item() == pytest.approx(0.08 ** 2)  # feet_clearance would charge nothing
+    assert feet_clearance(task).item() == 0.0
+    # the ground under the foot counts: on a 5 cm step the same foot is 5 cm further below the target
+    raised = fake_task([[[0.0, 0.0, 0.07], [0.0, 0.0, 0.2], [0.0, 0.0, 0.07]]], still, ground=0.05)
+    raised.gait = task.gait
+    assert feet_swing_height(raised).item() == pytest.approx(0.08 ** 2)
+    task.gait = None
+    with pytest.raises(ValueError, match="gait_phase"):
+        feet_swing_height(task)
 
 
 def test_stumble_counts_feet_pushed_sideways():
