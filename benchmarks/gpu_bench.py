@@ -25,11 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from benchmarks.env_throughput import synchronize, time_raw_backend  # noqa: E402
-from config import load_config  # noqa: E402
+from config import ConfigError, load_config  # noqa: E402
 from env.gym_env_wrapper import make_env  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
-from utils.devices import check_device  # noqa: E402
+from utils.devices import DeviceError, check_device  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 
 
@@ -52,17 +52,37 @@ def device_name(device: torch.device) -> str:
     return f"{platform.processor() or platform.machine()} CPU (Warp's CPU device)"
 
 
-def measure(config: str, num_envs: int, iterations: int, steps_per_env: int, device: torch.device) -> dict:
-    """Timed PPO iterations of one config at one env count on the warp backend."""
+def bench_config(config: str, num_envs: int, steps_per_env: int, device: torch.device, overrides: list[str] = ()):
+    """The config of one benchmark point: warp backend on `device`, no checkpoints; ConfigError if it is bad."""
+    return load_config(config, [f"env.num_envs={num_envs}", "sim.backend=warp", f"runner.device={device}",
+                                f"runner.num_steps_per_env={steps_per_env}", "runner.save_interval=0", *overrides])
+
+
+def check_inputs(device: str, configs: list[str], num_envs: list[int], steps_per_env: int,
+                 overrides: list[str] = ()) -> torch.device:
+    """The device, after checking it and every benchmark point's config before anything runs or is written."""
+    checked = torch.device(check_device(device, "--device"))
+    for config in configs:
+        for n in num_envs:
+            bench_config(config, n, steps_per_env, checked, overrides)
+    return checked
+
+
+def warm_runner(config: str, num_envs: int, steps_per_env: int, device: torch.device, overrides: list[str] = ()):
+    """(env, cfg, runner, warm-up seconds) after one PPO iteration that compiles kernels and captures graphs."""
     set_seed(0)
-    cfg = load_config(config, [f"env.num_envs={num_envs}", "sim.backend=warp", f"runner.device={device}",
-                               f"runner.num_steps_per_env={steps_per_env}", "runner.save_interval=0"])
+    cfg = bench_config(config, num_envs, steps_per_env, device, overrides)
     env = make_env(cfg, device)
     runner = OnPolicyRunner(env, cfg, log_dir=None, device=str(device), verbose=False)
     start = time.perf_counter()
     runner.learn(1)  # warm-up: kernels compile (cached afterwards), graphs are captured
     synchronize(device)
-    warmup = time.perf_counter() - start
+    return env, cfg, runner, time.perf_counter() - start
+
+
+def measure(config: str, num_envs: int, iterations: int, steps_per_env: int, device: torch.device) -> dict:
+    """Timed PPO iterations of one config at one env count on the warp backend."""
+    env, cfg, runner, warmup = warm_runner(config, num_envs, steps_per_env, device)
     update_s = 0.0
     update = runner.alg.update
 
@@ -101,7 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps_per_env", type=int, default=24)
     parser.add_argument("--out", default="benchmarks/results/gpu")
     args = parser.parse_args(argv)
-    device = torch.device(check_device(args.device, "--device"))
+    try:
+        device = check_inputs(args.device, args.configs, args.num_envs, args.steps_per_env)
+    except (ConfigError, DeviceError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     lines = [f"warp backend on {device_name(device)}, torch {torch.__version__}"]

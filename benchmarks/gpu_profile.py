@@ -1,7 +1,7 @@
 """Where one PPO iteration's time goes on the warp backend: torch.profiler over one iteration.
 
-    python benchmarks/gpu_profile.py --config go2 --num_envs 4096 --device cuda:0 --out benchmarks/results/gpu
-    python benchmarks/gpu_profile.py --config go2 --num_envs 4 --device cpu --out /tmp/prof   # a smoke run
+    python benchmarks/gpu_profile.py --configs go2 --num_envs 4096 --steps_per_env 4 --device cuda:0 --out benchmarks/results/gpu
+    python benchmarks/gpu_profile.py --configs go2 --num_envs 4 --device cpu --out /tmp/prof   # a smoke run
 
 gpu_bench.py measured an iteration that hardly grows with the env count (1024 to
 16384 envs), i.e. bound by the host, not by the GPU. This profiles one iteration
@@ -24,11 +24,9 @@ import torch  # noqa: E402
 from torch.profiler import ProfilerActivity, profile  # noqa: E402
 
 from benchmarks.env_throughput import synchronize  # noqa: E402
-from config import load_config  # noqa: E402
-from env.gym_env_wrapper import make_env  # noqa: E402
-from rl.runner import OnPolicyRunner  # noqa: E402
-from rl.seed import set_seed  # noqa: E402
-from utils.devices import check_device  # noqa: E402
+from benchmarks.gpu_bench import check_inputs, warm_runner  # noqa: E402
+from config import ConfigError  # noqa: E402
+from utils.devices import DeviceError  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 
 # host-side calls that mean the host waited for the device or copied from it
@@ -39,13 +37,8 @@ LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cu
 
 
 def profile_iteration(config: str, num_envs: int, steps_per_env: int, device: torch.device, overrides: list[str]) -> dict:
-    set_seed(0)
-    cfg = load_config(config, [f"env.num_envs={num_envs}", "sim.backend=warp", f"runner.device={device}",
-                               f"runner.num_steps_per_env={steps_per_env}", "runner.save_interval=0", *overrides])
-    env = make_env(cfg, device)
-    runner = OnPolicyRunner(env, cfg, log_dir=None, device=str(device), verbose=False)
-    runner.learn(1)  # warm-up: kernels compile, graphs are captured
-    synchronize(device)
+    """One PPO iteration under torch.profiler, after gpu_bench's warm-up iteration."""
+    _, _, runner, _ = warm_runner(config, num_envs, steps_per_env, device, overrides)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
     start = time.perf_counter()
     with profile(activities=activities) as prof:
@@ -53,7 +46,6 @@ def profile_iteration(config: str, num_envs: int, steps_per_env: int, device: to
         synchronize(device)
     wall = time.perf_counter() - start
     events = prof.key_averages()
-    env_steps = steps_per_env
     counts = {name: 0 for name in SYNC_CALLS + LAUNCH_CALLS}
     for e in events:
         if e.key in counts:
@@ -64,8 +56,8 @@ def profile_iteration(config: str, num_envs: int, steps_per_env: int, device: to
                        reverse=True)[:25]
     return {"config": config, "num_envs": num_envs, "steps_per_env": steps_per_env, "wall_s": round(wall, 4),
             "device_busy_s": round(device_busy_us / 1e6, 4),
-            "launches_per_env_step": round(sum(counts[n] for n in LAUNCH_CALLS) / env_steps, 1),
-            "syncs_per_env_step": round(sum(counts[n] for n in SYNC_CALLS) / env_steps, 1),
+            "launches_per_env_step": round(sum(counts[n] for n in LAUNCH_CALLS) / steps_per_env, 1),
+            "syncs_per_env_step": round(sum(counts[n] for n in SYNC_CALLS) / steps_per_env, 1),
             "calls": {k: v for k, v in counts.items() if v},
             "top_self_cpu": [(e.key, e.count, round(e.self_cpu_time_total / 1e3, 2)) for e in top_self],
             "top_total_cpu": [(e.key, e.count, round(e.cpu_time_total / 1e3, 2)) for e in top_total]}
@@ -91,15 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.FIELD=VALUE")
     parser.add_argument("--out", default="benchmarks/results/gpu")
     args = parser.parse_args(argv)
-    device = torch.device(check_device(args.device, "--device"))
+    try:
+        device = check_inputs(args.device, args.configs, [args.num_envs], args.steps_per_env, args.set)
+    except (ConfigError, DeviceError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows, lines = [], []
     for config in args.configs:
         row = profile_iteration(config, args.num_envs, args.steps_per_env, device, args.set)
         rows.append(row)
-        lines += report(row)
-        print("\n".join(report(row)), flush=True)
+        row_lines = report(row)
+        lines += row_lines
+        print("\n".join(row_lines), flush=True)
     atomic_write_text(out / "gpu_profile.json", json.dumps({"torch": torch.__version__, "rows": rows}, indent=1) + "\n")
     atomic_write_text(out / "gpu_profile.txt", "\n".join(lines) + "\n")
     return 0

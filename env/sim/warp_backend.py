@@ -95,10 +95,7 @@ class WarpBackend(PhysicsBackend):
         """Run fn's launches: as a CUDA graph captured on first use, or directly."""
         wp = self._wp
         with self._scope():
-            if not self.use_graphs:
-                fn()
-                return
-            if key in self._uncapturable:
+            if not self.use_graphs or key in self._uncapturable:
                 fn()
                 return
             graph = self._graphs.get(key)

@@ -103,13 +103,17 @@ def foot_slip(task) -> torch.Tensor:
     return torch.sum(speed_sq * env.foot_contact, dim=1)
 
 
+def clearance_shortfall(task) -> torch.Tensor:
+    """(N, num_feet) m: how far each foot is below rewards.foot_clearance_target above the ground under it (0 above)."""
+    return (task.cfg.rewards.foot_clearance_target - task.env.foot_clearance()).clamp(min=0.0)
+
+
 def feet_clearance(task) -> torch.Tensor:
     """Swing feet lower than rewards.foot_clearance_target above the ground under them, weighted by their
     horizontal speed: sum over feet of (target - height)^2 (0 above the target) * |v_xy|. A foot that
     moves forward low catches on a riser; one lifted higher than the target costs nothing."""
-    env = task.env
-    deficit = (task.cfg.rewards.foot_clearance_target - env.foot_clearance()).clamp(min=0.0)
-    return torch.sum(torch.square(deficit) * torch.norm(env.foot_vel[..., :2], dim=-1), dim=1)
+    shortfall = clearance_shortfall(task)
+    return torch.sum(torch.square(shortfall) * torch.norm(task.env.foot_vel[..., :2], dim=-1), dim=1)
 
 
 def feet_swing_height(task) -> torch.Tensor:
@@ -119,8 +123,7 @@ def feet_swing_height(task) -> torch.Tensor:
     kept its 2.3 cm swing and stopped walking instead (README, trials/qmini_rough_clear400)."""
     if task.gait is None:
         raise ValueError("rewards.scales.feet_swing_height needs commands.gait_phase = true")
-    deficit = (task.cfg.rewards.foot_clearance_target - task.env.foot_clearance()).clamp(min=0.0)
-    return torch.sum(torch.square(deficit) * ~task.gait.desired_contact(), dim=1)
+    return torch.sum(torch.square(clearance_shortfall(task)) * ~task.gait.desired_contact(), dim=1)
 
 
 def stumble(task) -> torch.Tensor:

@@ -39,3 +39,11 @@ def test_gpu_check_refuses_in_one_line_without_cuda_or_wheels(wheels, message, t
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
     assert not out.exists()
+
+
+def test_bench_refuses_an_unknown_config_in_one_line_before_writing(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert gpu_bench.main(["--device", "cpu", "--configs", "go2", "nope", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: unknown config 'nope'")
+    assert not out.exists()

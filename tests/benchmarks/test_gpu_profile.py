@@ -23,3 +23,14 @@ def test_profile_reports_the_iterations_host_time_by_operator(tmp_path, capsys):
     assert ms == sorted(ms, reverse=True) and ms[0] > 0
     text = (tmp_path / "gpu_profile.txt").read_text()
     assert text.startswith("go2 at 2 envs x 3 steps: one iteration") and "most host time, self" in text
+
+
+@pytest.mark.parametrize("args, message", [(["--configs", "nope"], "unknown config 'nope'"),
+                                           (["--set", "env.nope=1"], "unknown field 'nope'"),
+                                           (["--device", "tpu"], "--device")])
+def test_bad_input_is_one_line_and_writes_nothing(args, message, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert gpu_profile.main(["--device", "cpu", *args, "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ") and message in err[0]
+    assert not out.exists()
