@@ -284,6 +284,9 @@ def _check_section(cfg: Cfg, reference: Cfg, prefix: str, origin: str, allow_unk
             setattr(cfg, name, {k: float(v) for k, v in value.items()})
 
 
+GAIT_REWARDS = ("gait_contact", "feet_swing_height")  # reward terms that read the gait schedule (env/tasks/rewards.py)
+
+
 def _check_relations(cfg: Cfg, origin: str) -> None:
     a, p = cfg.algorithm, cfg.policy
     if a.min_lr > a.max_lr:
@@ -292,6 +295,10 @@ def _check_relations(cfg: Cfg, origin: str) -> None:
     if p.min_std > p.max_std:
         raise ConfigError(f"policy.min_std = {p.min_std:g} is above policy.max_std = {p.max_std:g} in {origin}; "
                           "min_std must be <= max_std")
+    gait_terms = [t for t in GAIT_REWARDS if getattr(cfg.rewards.scales, t, 0.0)]
+    if gait_terms and not cfg.commands.gait_phase:
+        raise ConfigError(f"rewards.scales.{gait_terms[0]} = {getattr(cfg.rewards.scales, gait_terms[0]):g} in "
+                          f"{origin} follows the gait schedule; set commands.gait_phase = true or the scale to 0")
     samples = cfg.env.num_envs * cfg.runner.num_steps_per_env
     if a.num_mini_batches > samples:
         raise ConfigError(f"algorithm.num_mini_batches = {a.num_mini_batches} in {origin} exceeds the rollout's "

@@ -150,3 +150,15 @@ def test_a_new_config_module_is_offered(tmp_path, monkeypatch):
     monkeypatch.setattr(config_pkg, "__file__", str(tmp_path / "__init__.py"))
     names = config_pkg.available_configs()
     assert names == ["my_robot"]
+
+
+@pytest.mark.parametrize("term", ["feet_swing_height", "gait_contact"])
+def test_a_gait_reward_without_the_gait_schedule_is_refused_in_one_line(term):
+    with pytest.raises(ConfigError) as err:
+        load_config("go2", [f"rewards.scales.{term}=-1"])  # go2 has no gait clock
+    message = str(err.value)
+    assert f"rewards.scales.{term} = -1" in message and "commands.gait_phase = true" in message
+    assert "\n" not in message
+    with_clock = load_config("go2", [f"rewards.scales.{term}=-1", "commands.gait_phase=true"])
+    assert getattr(with_clock.rewards.scales, term) == -1
+    assert getattr(load_config("qmini", [f"rewards.scales.{term}=-1"]).rewards.scales, term) == -1  # qmini has one
