@@ -100,6 +100,14 @@ class DistributedSync(Sync):
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         if self.backend == "nccl":
             torch.cuda.set_device(self.local_rank)
+        # Imported before the group exists, on purpose: torch.distributed.nn.functional binds
+        # `group=group.WORLD` as default arguments when first imported, and torch imports it lazily
+        # (building an optimizer loads torch._dynamo, which loads FSDP, which loads it). Imported after
+        # init_process_group, those defaults keep the gloo group alive past destroy_process_group; its
+        # worker threads then outlive main() and may free their last collective's tensors while the
+        # interpreter shuts down, which aborts the rank (SIGABRT, "terminate called without an active
+        # exception") after a finished run.
+        import torch.distributed.nn  # noqa: F401
         dist.init_process_group(self.backend, timeout=timedelta(seconds=TIMEOUT_S))
         self.rank = dist.get_rank()
         self.world_size = dist.get_world_size()

@@ -4,10 +4,13 @@
 
 Each rank writes experiments under OUT_DIR/experiments_rank<r>/ (so a write by a rank other than 0 shows),
 and OUT_DIR/rank<r>.pt: final actor/critic parameters, normaliser statistics, and per iteration the
-logged (pooled) mean reward with this rank's own episode-window sum and count. WORKER_FAIL="rank:iteration"
-makes that rank raise after that iteration.
+logged (pooled) mean reward with this rank's own episode-window sum and count, and OUT_DIR/threads_rank<r>.txt:
+the process's thread count before train.main and after it returned (the process group's gloo threads must
+be gone by then, or they can abort the rank at interpreter exit). WORKER_FAIL="rank:iteration" makes that
+rank raise after that iteration.
 """
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -49,5 +52,13 @@ def learn(self, num_iterations, on_iteration=None):
     return result
 
 
+def thread_count() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
 rl.runner.OnPolicyRunner.learn = learn
-sys.exit(train.main(sys.argv[2:]))
+threads_before = thread_count()
+code = train.main(sys.argv[2:])
+gc.collect()
+(out / f"threads_rank{rank}.txt").write_text(f"{threads_before} {thread_count()}")
+sys.exit(code)
