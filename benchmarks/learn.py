@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -36,7 +35,7 @@ from rl.precision import resolve_precision  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
 from utils.cli import main_with_one_line_errors  # noqa: E402
-from utils.devices import check_device  # noqa: E402
+from utils.devices import check_device, describe_machine  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
@@ -296,11 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     budget_s = args.minutes * 60
     print(f"{args.algo} on {args.config}: {env.num_envs} envs, budget {format_duration(budget_s)}"
           + (f", resumed at {format_duration(recorder.rows[-1]['minutes'] * 60)}" if previous_rows else ""), flush=True)
-    import platform
-
-    machine = f"{platform.machine()} x {len(os.sched_getaffinity(0))} cores"
-    if torch.device(cfg.runner.device).type == "cuda":  # the GPU does the work: name it, as the curve's title shows
-        machine = f"{torch.cuda.get_device_name(torch.device(cfg.runner.device))} + {machine}"
+    machine = describe_machine(cfg.runner.device)  # the curve's title shows it
 
     def write_curve() -> None:
         curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,

@@ -1,6 +1,11 @@
-"""One check of a torch device string, shared by train.py, play.py and the benchmarks."""
+"""One check of a torch device string, shared by train.py, play.py and the benchmarks; and the machine's name
+as a benchmark records it."""
 
 from __future__ import annotations
+
+import os
+import platform
+from pathlib import Path
 
 import torch
 
@@ -29,3 +34,27 @@ def check_device(text: str, flag: str = "--device") -> str:
     if device.type == "mps" and getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         return str(text)
     raise DeviceError(f"{flag} {text}: '{device.type}' devices are not available here; use cpu or cuda")
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The CPU's model name as /proc/cpuinfo gives it (e.g. "AMD EPYC"), else `platform.processor()`, else None."""
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip() or None
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def describe_machine(device: str | torch.device, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """What a run trained on, for its curve: the CPU model and the cores this process may use, with the GPU first
+    when `device` is one. Hosted machines of one size differ in CPU (a run's time per iteration differed 2.5x
+    between two 2-core machines), so a curve names it."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    model = cpu_model(cpuinfo)
+    machine = f"{platform.machine()} x {cores} cores" + (f" ({model})" if model else "")
+    device = torch.device(device)
+    if device.type == "cuda":  # the GPU does the work: name it first
+        machine = f"{torch.cuda.get_device_name(device)} + {machine}"
+    return machine
