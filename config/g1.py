@@ -119,7 +119,7 @@ class g1(Base):
         # reward, and the first policy barely turned (yaw RMSE 0.93 at that command, no randomisation). Once the
         # gait has formed (see README, G1): less exploration and smoother actions, then tighter linear tracking.
         # Action rate -0.1 from 400 (mjlab's velocity-task weight, its G1's too; before: legged_gym's -0.01): the
-        # 2-hour policy's ankle targets jumped 0.14-0.2 rad per 20 ms step; most of its yaw-rate error was above 3 Hz.
+        # previous 2-hour policy's yaw rate jittered from one 20 ms step to the next around a mean that tracked.
         # Smoother, the policy at 1300 under-turned instead (0.12 rad/s short of a 0.7 command), which the wide yaw
         # kernel pays 97% for: from 1700 the shared 0.25 (rad/s)^2.
         stages = [{"from_iteration": 130, "set": {"rewards.tracking_sigma_yaw": 0.5}},
