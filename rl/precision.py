@@ -27,17 +27,14 @@ from typing import Any, Callable, ContextManager
 import torch
 
 from config.validate import PRECISIONS
+from utils.devices import cpuinfo_field
 
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
 
 
 def cpu_bf16_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> list[str]:
     """The CPU's native bf16 instruction sets among `CPU_BF16_FLAGS` ([] where /proc/cpuinfo is missing)."""
-    try:
-        text = cpuinfo.read_text()
-    except OSError:
-        return []
-    flags = next((line.split(":", 1)[1].split() for line in text.splitlines() if line.startswith("flags")), [])
+    flags = (cpuinfo_field("flags", cpuinfo) or "").split()
     return [f for f in CPU_BF16_FLAGS if f in flags]
 
 

@@ -36,15 +36,20 @@ def check_device(text: str, flag: str = "--device") -> str:
     raise DeviceError(f"{flag} {text}: '{device.type}' devices are not available here; use cpu or cuda")
 
 
+def cpuinfo_field(key: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    """The value of the first line of /proc/cpuinfo that starts with `key` (e.g. "model name", "flags"), stripped;
+    None where the file or the line is missing (not Linux, some ARM kernels)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in text.splitlines()
+                 if line.startswith(key) and ":" in line), None)
+
+
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
     """The CPU's model name as /proc/cpuinfo gives it (e.g. "AMD EPYC"), else `platform.processor()`, else None."""
-    try:
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip() or None
-    except OSError:
-        pass
-    return platform.processor() or None
+    return cpuinfo_field("model name", cpuinfo) or platform.processor() or None
 
 
 def describe_machine(device: str | torch.device, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:

@@ -4,7 +4,7 @@ import platform
 
 import pytest
 
-from utils.devices import DeviceError, check_device, cpu_model, describe_machine
+from utils.devices import DeviceError, check_device, cpu_model, cpuinfo_field, describe_machine
 
 
 def test_cpu_device_passes_and_a_bad_string_says_what_works():
@@ -32,3 +32,11 @@ def test_describe_machine_names_architecture_cores_and_cpu(tmp_path):
     cpuinfo.write_text("processor\t: 0\n")  # no model line, as on some ARM kernels: the platform's name or none
     fallback = platform.processor()
     assert describe_machine("cpu", cpuinfo).endswith(f" cores ({fallback})" if fallback else " cores")
+
+
+def test_cpuinfo_field_takes_the_first_matching_line_and_none_where_missing(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nflags\t\t: fpu avx512_bf16\nprocessor\t: 1\nflags\t\t: fpu\n")
+    assert cpuinfo_field("flags", cpuinfo) == "fpu avx512_bf16"
+    assert cpuinfo_field("model name", cpuinfo) is None
+    assert cpuinfo_field("flags", tmp_path / "missing") is None
