@@ -29,7 +29,7 @@ from config import ConfigError, load_config  # noqa: E402
 from env.gym_env_wrapper import make_env  # noqa: E402
 from rl.runner import OnPolicyRunner  # noqa: E402
 from rl.seed import set_seed  # noqa: E402
-from utils.devices import DeviceError, check_device  # noqa: E402
+from utils.devices import DeviceError, check_device, cpu_model  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 
 
@@ -49,7 +49,7 @@ def target(row: dict, key: str, envs: int, op: str, limit: float) -> str:
 def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
-    return f"{platform.processor() or platform.machine()} CPU (Warp's CPU device)"
+    return f"{cpu_model() or platform.machine()} CPU (Warp's CPU device)"
 
 
 def bench_config(config: str, num_envs: int, steps_per_env: int, device: torch.device, overrides: list[str] = ()):

@@ -24,6 +24,14 @@ def test_bench_measures_collection_and_iteration_on_warps_cpu_device(tmp_path, c
     assert row["overflows"] == 0
     text = (tmp_path / "gpu_bench.txt").read_text()
     assert "end-to-end PPO iteration, go2 at 2 envs" in text
+    assert result["device"] == gpu_bench.device_name(gpu_bench.torch.device("cpu"))
+
+
+def test_cpu_device_is_named_by_its_model(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(gpu_bench, "cpu_model", lambda: "AMD EPYC 9B14")
+    assert gpu_bench.device_name(torch.device("cpu")) == "AMD EPYC 9B14 CPU (Warp's CPU device)"
 
 
 @pytest.mark.parametrize("wheels, message", [(None, "no wheel folder given"), ("/nonexistent/wheels", "no CUDA torch")])
