@@ -6,7 +6,8 @@ an edit of the `MjSpec` here, naming the config field it would need (``needs``).
 change at a time, so that its cost and its effect on the walking robot are its own.
 
     substeps       sim.dt x control.decimation at the same control period (fewer, longer steps)
-    solver         sim.iterations, sim.ls_iterations; tolerance (MjOption.tolerance, no field yet)
+    solver         sim.iterations, sim.ls_iterations; tolerance (MjOption.tolerance, no field yet); also more
+                   iterations than the config's cap, what converging costs where the cap binds (the G1)
     friction cone  sim.cone elliptic; foot condim 4 / 6 (torsional, rolling friction)
     contact pairs  explicit <pair>s between the floor and the geoms of the bodies the config names
                    (feet, termination and penalised bodies), with the parameters MuJoCo would mix
@@ -70,6 +71,8 @@ def candidates(cfg: Cfg) -> list[Change]:
                           (f"sim.dt={step!r}", f"control.decimation={n}")))
     out += [Change(f"iterations_{n}", f"Newton iterations {n} (of {cfg.sim.iterations})", (f"sim.iterations={n}",))
             for n in (1, 2) if n < int(cfg.sim.iterations)]
+    out += [Change(f"iterations_{n}", f"Newton iterations {n} (of {cfg.sim.iterations}): nearer convergence",
+                   (f"sim.iterations={n}",)) for n in (10, 20) if n > int(cfg.sim.iterations)]
     out.append(Change("ls_iterations_3", f"line-search iterations 3 (of {cfg.sim.ls_iterations})",
                       ("sim.ls_iterations=3",)))
     out += [Change(f"tolerance_{tol:g}", f"solver tolerance {tol:g} (MuJoCo's default 1e-8)",

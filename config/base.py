@@ -75,6 +75,8 @@ class Base:
         njmax = 0  # constraint rows allocated per env by the warp backend (0 = sized from nconmax and the joints)
         integrator = "implicitfast"  # "implicitfast" (PD damping implicit: stable at dt 0.005), "implicit", "euler" or "rk4"
         cone = "pyramidal"  # friction cone: "pyramidal" (fast) or "elliptic"
+        impratio = 1.0  # frictional-to-normal constraint impedance ratio (MuJoCo's default); > 1 makes friction
+        # harder (less creep under the slip limit) without raising the friction coefficient: an elliptic-cone setting
         solver = "newton"  # constraint solver: "newton", "cg" or "pgs"
         iterations = 1  # constraint solver iterations per step
         ls_iterations = 5  # line-search iterations per solver iteration

@@ -124,6 +124,7 @@ RULES: dict[str, Check] = {
     "sim.nconmax": int_at_least(0, 100_000),
     "sim.njmax": int_at_least(0, 1_000_000),
     "sim.cone": one_of("pyramidal", "elliptic"),
+    "sim.impratio": float_range(1.0, 1000.0),
     "sim.solver": one_of("newton", "cg", "pgs"),
     "sim.iterations": int_at_least(1, 10_000),
     "sim.ls_iterations": int_at_least(1, 10_000),

@@ -19,6 +19,8 @@ checks the compiled MjModel field by field):
     low_friction     sliding friction LOW_FRICTION on the floor and on every robot geom that touches it
                      (geom_friction[:, 0]); MuJoCo uses the larger of two geoms' coefficients, so the
                      floor alone would not lower the feet's friction (0.8 on the Go2)
+    elliptic_cone    MuJoCo's elliptic friction cone instead of the file's pyramidal one, with
+                     impratio ELLIPTIC_IMPRATIO (opt.cone, opt.impratio); the file's solver iterations
     latency_2        no model change: actions applied 2 control steps late
 
 Setting the same solref on the feet and the floor makes every foot-floor contact use it
@@ -42,6 +44,7 @@ SOFT_TIMECONST = 0.04  # s, of soft_feet (the MJCF default is 0.02)
 HEAVY_BASE_FRACTION = 0.2  # heavy_base adds this fraction of the base's mass (training's payload is +-1 kg ~ 14%)
 WEAK_MOTOR_FACTOR = 0.7
 LOW_FRICTION = 0.4
+ELLIPTIC_IMPRATIO = 1.0  # MuJoCo's default: friction as soft as the normal contact, the softer of the usual choices
 
 Edit = Callable[[mujoco.MjSpec, RobotModel], None]
 
@@ -100,6 +103,11 @@ def _low_friction(spec: mujoco.MjSpec, robot: RobotModel) -> None:
         geom.friction = [LOW_FRICTION, float(geom.friction[1]), float(geom.friction[2])]
 
 
+def _elliptic_cone(spec: mujoco.MjSpec, robot: RobotModel) -> None:
+    spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    spec.option.impratio = ELLIPTIC_IMPRATIO
+
+
 VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("nominal", "the model as built from the MJCF and policy.yaml"),
     Variant("damping_x10", "joint damping x10", _scale_joints("damping", 10.0)),
@@ -114,6 +122,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in [
     Variant("heavy_base", f"base mass and inertia +{HEAVY_BASE_FRACTION:.0%}", _heavy_base),
     Variant("weak_motors", f"torque limits x{WEAK_MOTOR_FACTOR:g}", _weak_motors),
     Variant("low_friction", f"floor and robot geom friction {LOW_FRICTION:g}", _low_friction),
+    Variant("elliptic_cone", f"elliptic friction cone, impratio {ELLIPTIC_IMPRATIO:g}", _elliptic_cone),
     Variant("latency_2", "actions applied 2 control steps late", latency=2),
 ]}
 

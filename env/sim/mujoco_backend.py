@@ -8,6 +8,7 @@ wrapped as torch tensors (no copies).
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 
@@ -18,11 +19,20 @@ import torch
 
 from env.sim.base import PhysicsBackend
 
+log = logging.getLogger(__name__)
+
 
 # s, the clock of a freshly reset sim. Nothing in our models depends on time, and
 # a clock far from 0 makes MuJoCo's own reset of a blown-up sim (clock back to 0)
 # visible even when it happens in the first substep of an episode.
 _CLOCK_START = 1000.0
+
+
+# A solver that stops at its iteration cap in most steps leaves the contact forces unconverged: the feet
+# slip more than their friction allows (the G1 at 4 iterations, README). Judged once, after this many
+# policy steps of every env, so that the first falls of a fresh policy do not decide it.
+SOLVER_CAP_WARN_FRACTION = 0.75  # at random actions: Go2 0.48, Qmini 0.41, the G1 at a cap of 4 0.89
+SOLVER_CAP_WARN_AFTER_STEPS = 50
 
 
 def available_cores() -> int:
@@ -60,7 +70,11 @@ class MujocoBackend(PhysicsBackend):
             self.sensordata = torch.from_numpy(b.bind("sensordata"))
             self.actuator_force = torch.from_numpy(b.bind("actuator_force"))
         self._time = b.bind("time")
+        self._solver_niter = b.bind("solver_niter")  # per island; a robot on the floor is one island
         self._diverged_total = 0
+        self.solver_capped_steps = 0  # env-steps whose last physics step stopped at sim.iterations
+        self.solver_sampled_steps = 0
+        self._solver_cap_judged = False
         # The state row of a fresh episode (keyframe pose, clock at _CLOCK_START, solver warm-starts, actuator
         # state and applied forces cleared): a reset writes it into the rows, with no call into the batch.
         b.reset(keyframe=self._home_key, stage=mujoco.mjtStage.mjSTAGE_NONE)
@@ -78,7 +92,22 @@ class MujocoBackend(PhysicsBackend):
             failed = np.asarray(err.ids, dtype=np.int64)
         diverged = self._diverged(failed, expected_time)
         self._diverged_total += int(diverged.sum())
+        self._count_solver_cap()
         return torch.from_numpy(diverged)
+
+    def _count_solver_cap(self) -> None:
+        """Count the envs whose last physics step used every solver iteration allowed; warn once if most did."""
+        cap = int(self.model.opt.iterations)
+        self.solver_capped_steps += int((self._solver_niter.max(axis=1) >= cap).sum())
+        self.solver_sampled_steps += self.num_envs
+        if self._solver_cap_judged or self.solver_sampled_steps < SOLVER_CAP_WARN_AFTER_STEPS * self.num_envs:
+            return
+        self._solver_cap_judged = True
+        share = self.solver_capped_steps / self.solver_sampled_steps
+        if share > SOLVER_CAP_WARN_FRACTION:
+            log.warning("mujoco backend: the constraint solver stopped at its cap of %d iterations (sim.iterations) "
+                        "in %.0f%% of the env-steps so far: the contacts are not converged, and the feet slip more "
+                        "than their friction allows; raise sim.iterations (README, Adding a robot)", cap, 100 * share)
 
     def _diverged(self, failed: np.ndarray, expected_time: np.ndarray) -> np.ndarray:
         """Sims that blew up during the last step.

@@ -18,7 +18,7 @@ run adds comes from the config, in one place:
   the foot's contacts, world frame: a mostly horizontal one is the foot hitting a riser). A name may also be a
   collision geom, for a foot that is not a body of its own (the box then covers that geom);
 - robot collision geoms collide with the floor only, unless ``asset.self_collisions``;
-- physics options (dt, integrator, solver, cone, iterations, gravity) from ``sim``;
+- physics options (dt, integrator, solver, cone, impratio, iterations, gravity) from ``sim``;
 - a "home" keyframe: ``init_state`` pose with the default joint angles.
 
 The file's own actuators, actuator sensors, keyframes and floor planes are replaced.
@@ -190,6 +190,7 @@ def _set_options(spec: mujoco.MjSpec, sim: Cfg) -> None:
     spec.option.timestep = float(sim.dt)
     spec.option.integrator = _INTEGRATORS[sim.integrator]
     spec.option.cone = _CONES[sim.cone]
+    spec.option.impratio = float(sim.impratio)
     spec.option.solver = _SOLVERS[sim.solver]
     spec.option.iterations = int(sim.iterations)
     spec.option.ls_iterations = int(sim.ls_iterations)

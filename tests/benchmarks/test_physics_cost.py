@@ -73,6 +73,17 @@ def test_substep_changes_keep_the_control_period(go2_cfg):
         assert model.opt.timestep * cfg.control.decimation == pytest.approx(0.02)
 
 
+def test_iteration_changes_bracket_the_configs_cap(go2_cfg):
+    """Fewer iterations (cheaper, if the solver converges in them) and more (nearer convergence where it does not)."""
+    cap = int(go2_cfg.sim.iterations)
+    names = {c.name for c in candidates(go2_cfg) if c.name.startswith("iterations_")}
+    assert names == {f"iterations_{n}" for n in (1, 2, 10, 20) if n != cap}
+    for change in candidates(go2_cfg):
+        if change.name.startswith("iterations_"):
+            model, _ = build_model(go2_cfg, change)
+            assert model.opt.iterations == int(change.name.split("_")[1]) != cap
+
+
 def _settled(model: mujoco.MjModel, qpos: np.ndarray) -> mujoco.MjData:
     data = mujoco.MjData(model)
     data.qpos[:] = qpos

@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from deploy.perturb import (HEAVY_BASE_FRACTION, LOW_FRICTION, SOFT_TIMECONST, STIFF_TIMECONST, VARIANTS,
+from deploy.perturb import (ELLIPTIC_IMPRATIO, HEAVY_BASE_FRACTION, LOW_FRICTION, SOFT_TIMECONST, STIFF_TIMECONST, VARIANTS,
                             WEAK_MOTOR_FACTOR, parse_variants, variant_model)
 from deploy.policy_io import DeployError, read_policy_yaml
 from deploy.robot_model import build_robot
@@ -28,9 +28,11 @@ NAMED = {
     "heavy_base": {"body_mass", "body_inertia"},
     "weak_motors": {"actuator_forcerange"},
     "low_friction": {"geom_friction"},
+    "elliptic_cone": {"opt.cone"},  # opt.impratio too where ELLIPTIC_IMPRATIO is not the file's (1)
     "latency_2": set(),
 }
-DERIVED = {"armature_x0": INERTIA_DERIVED, "armature_x2": INERTIA_DERIVED, "heavy_base": MASS_DERIVED}
+DERIVED = {"armature_x0": INERTIA_DERIVED, "armature_x2": INERTIA_DERIVED, "heavy_base": MASS_DERIVED,
+           "elliptic_cone": {"opt.impratio"}}
 
 
 def model_fields(m: mujoco.MjModel) -> dict[str, np.ndarray]:
@@ -116,6 +118,10 @@ def test_variant_values(robot):
     np.testing.assert_array_equal(m.geom_friction[:, 1:], nom.geom_friction[:, 1:])
     rest = _others(nom.ngeom, touching)
     np.testing.assert_array_equal(m.geom_friction[rest], nom.geom_friction[rest])
+
+    m = variant_model(robot, VARIANTS["elliptic_cone"])
+    assert nom.opt.cone == mujoco.mjtCone.mjCONE_PYRAMIDAL and m.opt.cone == mujoco.mjtCone.mjCONE_ELLIPTIC
+    assert m.opt.impratio == ELLIPTIC_IMPRATIO and m.opt.iterations == nom.opt.iterations
 
     assert variant_model(robot, VARIANTS["latency_2"]) is robot.model and VARIANTS["latency_2"].latency == 2
 
