@@ -10,7 +10,7 @@ import pytest
 import play
 
 ROOT = Path(__file__).resolve().parents[1]
-ROBOTS = ["go2", "qmini"]
+ROBOTS = ["go2", "qmini", "g1"]
 
 
 @pytest.mark.parametrize("robot", ROBOTS)
