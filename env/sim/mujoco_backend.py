@@ -32,7 +32,7 @@ _CLOCK_START = 1000.0
 # learns their error (the G1 at 4 iterations fell on low friction where a converged solve walked, README).
 # Judged once, after this many policy steps of every env, so that the first falls of a fresh policy do not
 # decide it.
-SOLVER_CAP_WARN_FRACTION = 0.75  # at random actions: Go2 0.48, Qmini 0.41, the G1 at a cap of 4 0.89
+SOLVER_CAP_WARN_FRACTION = 0.75  # one-off, 16 envs x 40 random-action steps: Go2 0.48, Qmini 0.41, G1 (cap 4) 0.89
 SOLVER_CAP_WARN_AFTER_STEPS = 50
 
 

@@ -6,8 +6,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from deploy.perturb import (ELLIPTIC_IMPRATIO, HEAVY_BASE_FRACTION, LOW_FRICTION, SOFT_TIMECONST, STIFF_TIMECONST, VARIANTS,
-                            WEAK_MOTOR_FACTOR, parse_variants, variant_model)
+from deploy.perturb import (ELLIPTIC_IMPRATIO, HEAVY_BASE_FRACTION, LOW_FRICTION, SOFT_TIMECONST, STIFF_TIMECONST,
+                            VARIANTS, WEAK_MOTOR_FACTOR, parse_variants, variant_model)
 from deploy.policy_io import DeployError, read_policy_yaml
 from deploy.robot_model import build_robot
 from tests.deploy.conftest import GO2_MODEL
