@@ -17,6 +17,7 @@ schedule shared by all envs). Metrics per episode, then averaged:
                        horizontally) above the ground under them: the foot site's centre, as
                        rewards.feet_clearance measures it; swing_height_p10_m its 10th percentile (the low
                        swings that catch on a riser). Null when no foot swung.
+    step_frequency_hz, gait_match   how the feet step while walking (rl/gait_metrics.py)
     fall_causes        falls per termination condition the task reports (a locomotion task: "contact" of a
                        termination body, "tilt", "height"); one fall can count under several
 
@@ -36,6 +37,8 @@ from typing import Any, Callable
 
 import torch
 
+from rl.gait_metrics import GaitMetrics
+
 Policy = Callable[[torch.Tensor], torch.Tensor]
 BASELINES = ("zero", "random")
 POLICY_CHOICES = ("trained",) + BASELINES
@@ -46,7 +49,8 @@ SWING_SPEED = 0.2  # m/s, horizontal foot speed above which a foot off the groun
 EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
               "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
               "energy_per_metre": "J/m", "swing_height_m": "m",
-              "swing_height_p10_m": "m"}  # the units eval.json states next to its numbers
+              "swing_height_p10_m": "m", "step_frequency_hz": "touchdowns per foot per s of walking",
+              "gait_match": "fraction of foot samples matching the gait clock"}  # the units eval.json states next to its numbers
 
 # Rows of the printed table: (key in the summary, label, format)
 TABLE_ROWS = [
@@ -58,6 +62,8 @@ TABLE_ROWS = [
     ("energy_per_metre", "energy (J/m)", "{:.1f}"),
     ("distance_m", "distance (m)", "{:.2f}"),
     ("swing_height_m", "swing foot height (m)", "{:.3f}"),
+    ("step_frequency_hz", "steps per foot (Hz)", "{:.2f}"),
+    ("gait_match", "gait clock match", "{:.2f}"),
 ]
 
 
@@ -245,6 +251,8 @@ def evaluate(env: Any, policy: Policy, driver: Any, commands: torch.Tensor | Non
     start_commands = driver.target.clone()
     obs, _ = env.reset()
     metrics = EpisodeMetrics(n, dt, robot.base_pos)
+    gait = GaitMetrics(n, robot.foot_contact.shape[1], dt, robot.base_pos.device)
+    clock = getattr(env.task, "gait", None)
     k = min(trace_envs, n)
     t_list: list[float] = []
     cmd_rows, meas_rows = [], []
@@ -259,6 +267,7 @@ def evaluate(env: Any, policy: Policy, driver: Any, commands: torch.Tensor | Non
                               robot.dof_vel, robot.base_pos, task_rew, done, info["time_outs"])
             metrics.add_swing(robot.foot_clearance(), robot.foot_contact, robot.foot_vel, ok)
             metrics.add_fall_causes(getattr(env.task, "termination_causes", {}))
+            gait.step(robot.foot_contact, None if clock is None else clock.desired_contact(), cmd_now, ok)
             meas = torch.stack([robot.base_lin_vel[:k, 0], robot.base_lin_vel[:k, 1], robot.base_ang_vel[:k, 2]], 1)
             meas = torch.where(ok[:k].unsqueeze(1), meas, torch.full_like(meas, float("nan")))
             t_list.append((step + 1) * dt)
@@ -269,7 +278,7 @@ def evaluate(env: Any, policy: Policy, driver: Any, commands: torch.Tensor | Non
     per_env = {key: [None if math.isnan(v) else round(v, 6) for v in t.cpu().tolist()]
                for key, t in metrics.per_env().items()}
     per_env["command"] = [[round(v, 4) for v in row] for row in start_commands.cpu().tolist()]
-    return EvalResult(metrics.summary(), per_env, start_commands.cpu(), t_list,
+    return EvalResult({**metrics.summary(), **gait.summary()}, per_env, start_commands.cpu(), t_list,
                       torch.stack(cmd_rows) if cmd_rows else None, torch.stack(meas_rows) if meas_rows else None)
 
 

@@ -78,7 +78,9 @@ def test_eval_with_baselines(smoke, tmp_path, capsys):
             assert key in metrics
         assert 0 < metrics["episode_length_s"] <= 60 * 0.015 + 1e-9
         assert 0.0 <= metrics["fall_rate"] <= 1.0
+        assert 0.0 <= metrics["gait_match"] <= 1.0  # qmini has a gait clock
         assert len(metrics["per_env"]["lin_vel_rmse"]) == 4
+    assert "gait clock match" in table and "steps per foot (Hz)" in table
     assert (tmp_path / "eval_tracking.png").read_bytes()[:4] == b"\x89PNG"
 
 
