@@ -8,6 +8,9 @@ schedule shared by all envs). Metrics per episode, then averaged:
     fall               1 if the episode ended by termination (a fall), not by timeout
     lin_vel_rmse       m/s, RMS over time of |(vx, vy)_base - (vx, vy)_cmd|
     yaw_rate_rmse      rad/s, RMS over time of yaw rate - commanded yaw rate
+    lin_vel_offset, yaw_rate_offset   the steady part of those errors: the size of the episode's mean error
+                       vector (m/s, rad/s); the rest of the RMSE is oscillation (the gait's sway, jitter) and
+                       transients (the start, pushes)
     task_reward        sum over the episode of the task's unshaped task_rew (1 per step = perfect tracking)
     energy_J           J, sum over time and joints of |torque * joint velocity| * dt
     distance_m         m, horizontal path length of the base
@@ -46,7 +49,8 @@ RANGE_FIELDS = ("lin_vel_x", "lin_vel_y", "ang_vel_yaw")
 MIN_DISTANCE_M = 0.1  # m per episode on average below which energy_per_metre is reported as null
 SWING_SPEED = 0.2  # m/s, horizontal foot speed above which a foot off the ground counts as swinging
 
-EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s",
+EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s", "lin_vel_offset": "m/s",
+              "yaw_rate_offset": "rad/s",
               "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
               "energy_per_metre": "J/m", "swing_height_m": "m",
               "swing_height_p10_m": "m", "step_frequency_hz": "touchdowns per foot per s of walking",
@@ -58,6 +62,8 @@ TABLE_ROWS = [
     ("fall_rate", "fall rate", "{:.2f}"),
     ("lin_vel_rmse", "lin vel RMSE (m/s)", "{:.3f}"),
     ("yaw_rate_rmse", "yaw rate RMSE (rad/s)", "{:.3f}"),
+    ("lin_vel_offset", "lin vel offset (m/s)", "{:.3f}"),
+    ("yaw_rate_offset", "yaw rate offset (rad/s)", "{:.3f}"),
     ("task_reward", "task reward / episode", "{:.1f}"),
     ("energy_per_metre", "energy (J/m)", "{:.1f}"),
     ("distance_m", "distance (m)", "{:.2f}"),
@@ -142,6 +148,7 @@ class EpisodeMetrics:
         self.samples = zeros()
         self.sq_lin = zeros()
         self.sq_yaw = zeros()
+        self.sum_err = torch.zeros(num_envs, 3, device=dev)  # summed (vx, vy, yaw rate) - command
         self.energy = zeros()
         self.distance = zeros()
         self.prev_xy = base_xy[:, :2].clone().float()
@@ -166,6 +173,8 @@ class EpisodeMetrics:
         self.samples += okf
         self.sq_lin += okf * torch.sum(torch.square(lin_vel_xy.float() - commands[:, :2].float()), dim=1)
         self.sq_yaw += okf * torch.square(yaw_rate.float() - commands[:, 2].float())
+        err = torch.cat([lin_vel_xy.float(), yaw_rate.float().unsqueeze(1)], dim=1) - commands[:, :3].float()
+        self.sum_err += okf.unsqueeze(1) * err
         power = torch.sum(torch.abs(torques.float() * dof_vel.float()), dim=1)  # W
         self.energy += okf * power * self.dt
         xy = base_xy[:, :2].float()
@@ -197,6 +206,8 @@ class EpisodeMetrics:
             "fell": self.fell.float(),
             "lin_vel_rmse": torch.where(has, torch.sqrt(self.sq_lin / n), nan),
             "yaw_rate_rmse": torch.where(has, torch.sqrt(self.sq_yaw / n), nan),
+            "lin_vel_offset": torch.where(has, torch.norm(self.sum_err[:, :2], dim=1) / n, nan),
+            "yaw_rate_offset": torch.where(has, torch.abs(self.sum_err[:, 2]) / n, nan),
             "task_reward": self.task_reward.clone(),
             "energy_J": self.energy.clone(),
             "distance_m": self.distance.clone(),
@@ -218,6 +229,8 @@ class EpisodeMetrics:
             "timeout_rate": mean(self.timed_out.float()),
             "lin_vel_rmse": mean(env["lin_vel_rmse"]),
             "yaw_rate_rmse": mean(env["yaw_rate_rmse"]),
+            "lin_vel_offset": mean(env["lin_vel_offset"]),
+            "yaw_rate_offset": mean(env["yaw_rate_offset"]),
             "task_reward": mean(env["task_reward"]),
             "energy_J": mean(env["energy_J"]),
             "distance_m": mean(env["distance_m"]),

@@ -26,6 +26,8 @@ def test_metrics_on_a_hand_example():
     env = m.per_env()
     assert env["lin_vel_rmse"].item() == pytest.approx(0.5)
     assert env["yaw_rate_rmse"].item() == pytest.approx(0.2)
+    assert env["lin_vel_offset"].item() == pytest.approx(0.0, abs=1e-6)  # -0.5 then +0.5: no steady part
+    assert env["yaw_rate_offset"].item() == pytest.approx(0.0, abs=1e-6)
     assert env["energy_J"].item() == pytest.approx(5.0)
     assert env["distance_m"].item() == pytest.approx(2.0)
     assert env["task_reward"].item() == pytest.approx(1.0)
@@ -42,7 +44,17 @@ def test_rms_is_over_time_not_of_the_mean_error():
     _step(m, (0, 0, 0), (-1.0, 0.0), 0.0, (0,), (0,), (0.0, 0.0))
     _step(m, (0, 0, 0), (0.0, 1.0), 0.0, (0,), (0,), (0.0, 0.0))
     assert m.per_env()["lin_vel_rmse"].item() == pytest.approx(1.0)
+    assert m.per_env()["lin_vel_offset"].item() == pytest.approx(1 / 3)  # mean error (0, 1/3)
     assert m.summary()["energy_per_metre"] is None  # did not move: J/m undefined
+
+
+def test_a_steady_error_is_all_offset():
+    m = EpisodeMetrics(1, dt=0.1, base_xy=T([[0.0, 0.0]]))
+    for _ in range(3):
+        _step(m, (0.5, 0.0, 1.0), (0.3, 0.0), 0.7, (0,), (0,), (0.0, 0.0))
+    s = m.summary()
+    assert s["lin_vel_offset"] == pytest.approx(s["lin_vel_rmse"]) == pytest.approx(0.2)
+    assert s["yaw_rate_offset"] == pytest.approx(s["yaw_rate_rmse"]) == pytest.approx(0.3)
 
 
 def test_falls_timeouts_and_steps_after_the_end():
