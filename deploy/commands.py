@@ -13,6 +13,7 @@ After the last entry ends, its command is held.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,18 @@ import numpy as np
 import yaml
 
 from deploy.policy_io import DeployError
+
+def attach_negative_schedule(argv: list[str]) -> list[str]:
+    """`argv` with a schedule that starts with a minus glued to its flag (`--commands=-0.5,0,0@5`): argparse
+    would take `--commands -0.5,0,0@5` for two options (play.py: env/utils/args.glue_dash_values)."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--commands" and re.match(r"-[\d.]", arg):
+            out[-1] = f"--commands={arg}"
+        else:
+            out.append(arg)
+    return out
+
 
 FORMAT = "expected 'vx,vy,yaw@seconds;vx,vy,yaw@seconds;...' or a YAML file"
 

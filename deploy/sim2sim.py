@@ -35,7 +35,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from deploy.commands import parse_schedule  # noqa: E402
+from deploy.commands import attach_negative_schedule, parse_schedule  # noqa: E402
 from deploy.courses import Course, course_model, course_spec, parse_course  # noqa: E402
 from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults, suite_courses  # noqa: E402
 from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episodes  # noqa: E402
@@ -134,7 +134,7 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--video", default=None, metavar="OUT.mp4", help="record the first episode of the first model or course run (mp4; needs imageio, "
                    "imageio-ffmpeg)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
-    args = p.parse_args(argv)
+    args = p.parse_args(attach_negative_schedule(sys.argv[1:] if argv is None else list(argv)))
     if args.variants is not None:
         args.suite = True
     return args

@@ -84,6 +84,12 @@ def test_eval_with_baselines(smoke, tmp_path, capsys):
     assert (tmp_path / "eval_tracking.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_schedule_starting_with_a_minus_is_the_value_of_commands():
+    args = play.get_play_args(["--name", "x", "--commands", "-0.5,0,0@5;0,0,1@5", "--eval", "2"])
+    assert args.commands == "-0.5,0,0@5;0,0,1@5" and args.eval == 2
+    assert play.get_play_args(["--name", "x", "--commands=-1,0,0"]).commands == "-1,0,0"
+
+
 def test_eval_baselines_need_no_checkpoint_and_default_to_the_experiment_folder(smoke, capsys):
     exp = Experiment(smoke).dir
     saved = exp / "model" / "policy.pt"

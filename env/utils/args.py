@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from typing import NoReturn
 
@@ -15,6 +16,19 @@ class OneLineArgumentParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"error: {message}; see {self.prog} --help", file=sys.stderr)
         sys.exit(2)
+
+
+def glue_dash_values(argv: list[str] | None, options: tuple[str, ...]) -> list[str]:
+    """`argv` (default sys.argv[1:]) with each of `options` joined to a following value that starts with a minus
+    and a digit or point (`--commands -0.5,0,0@5` -> `--commands=-0.5,0,0@5`): argparse takes such a value for
+    an option and would answer "expected one argument"."""
+    out: list[str] = []
+    for arg in sys.argv[1:] if argv is None else argv:
+        if out and out[-1] in options and re.match(r"-[\d.]", arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def get_args(argv: list[str] | None = None) -> argparse.Namespace:

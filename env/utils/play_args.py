@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from env.utils.args import OneLineArgumentParser
+from env.utils.args import OneLineArgumentParser, glue_dash_values
 from utils.video import QUALITIES
 
 EPILOG = """modes (watch is the default when none of --video/--eval/--export/--check-export is given):
@@ -89,4 +89,4 @@ def get_play_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "then check them")
     ex.add_argument("--check-export", "--check_export", dest="check_export", action="store_true",
                     help="check export/ against the config and the checkpoint (sizes, joints, actions within 1e-5)")
-    return parser.parse_args(argv)
+    return parser.parse_args(glue_dash_values(argv, ("--commands",)))

@@ -168,3 +168,13 @@ def test_fall_limits_and_pushes_come_from_the_training_block():
     # an export without the block: the per-robot table, then the generic fallback
     assert robot_defaults("go2", None)[0].push_interval == 15.0
     assert robot_defaults("my_robot", None) == (GENERIC, False)
+
+
+def test_a_schedule_starting_with_a_minus_is_read_as_the_value_of_commands():
+    from deploy.commands import attach_negative_schedule
+    from deploy.sim2sim import get_args
+
+    assert attach_negative_schedule(["--commands", "-0.5,0,0@5", "--seed", "-1"]) == \
+        ["--commands=-0.5,0,0@5", "--seed", "-1"]  # only --commands' value is glued
+    assert get_args(["--export", "x", "--commands", "-.3,0,0@2;0,0,1"]).commands == "-.3,0,0@2;0,0,1"
+    assert get_args(["--export", "x", "--commands", "0.3,0,0"]).commands == "0.3,0,0"
