@@ -54,7 +54,7 @@ EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "
               "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
               "energy_per_metre": "J/m", "swing_height_m": "m",
               "swing_height_p10_m": "m", "step_frequency_hz": "touchdowns per foot per s of walking",
-              "gait_match": "fraction of foot samples matching the gait clock"}  # the units eval.json states next to its numbers
+              "gait_match": "fraction of foot samples matching the gait clock"}  # units eval.json states beside them
 
 # Rows of the printed table: (key in the summary, label, format)
 TABLE_ROWS = [
