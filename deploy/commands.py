@@ -23,6 +23,7 @@ import yaml
 
 from deploy.policy_io import DeployError
 
+
 def attach_negative_schedule(argv: list[str]) -> list[str]:
     """`argv` with a schedule that starts with a minus glued to its flag (`--commands=-0.5,0,0@5`): argparse
     would take `--commands -0.5,0,0@5` for two options (play.py: env/utils/args.glue_dash_values)."""
