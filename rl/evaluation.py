@@ -171,9 +171,9 @@ class EpisodeMetrics:
         ok = live & ~done
         okf = ok.float()
         self.samples += okf
-        self.sq_lin += okf * torch.sum(torch.square(lin_vel_xy.float() - commands[:, :2].float()), dim=1)
-        self.sq_yaw += okf * torch.square(yaw_rate.float() - commands[:, 2].float())
         err = torch.cat([lin_vel_xy.float(), yaw_rate.float().unsqueeze(1)], dim=1) - commands[:, :3].float()
+        self.sq_lin += okf * torch.sum(torch.square(err[:, :2]), dim=1)
+        self.sq_yaw += okf * torch.square(err[:, 2])
         self.sum_err += okf.unsqueeze(1) * err
         power = torch.sum(torch.abs(torques.float() * dof_vel.float()), dim=1)  # W
         self.energy += okf * power * self.dt
