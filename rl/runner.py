@@ -34,7 +34,6 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-from config.identity import cfg_hash, changed_fields
 from model import load_actor, load_critic
 from rl.alg.ppo import PPO
 from rl.distributed import Sync
@@ -42,16 +41,15 @@ from rl.episode_stats import EpisodeStats
 from rl.faults import KINDS, RolloutFaults, describe
 from rl.inference import InferencePolicy
 from rl.loggers import make_loggers
-from rl.normalizer import EmpiricalNormalizer, normalizer_state
-from rl.seed import get_rng_state, set_rng_state
+from rl.normalizer import EmpiricalNormalizer
 from rl.precision import runner_precision
+from rl.runner_checkpoints import RunnerCheckpoints
 from rl.stages import TrainingStages
 from rl.stop_signal import GracefulStop
 from rl.symmetry import make_symmetry
-from rl.train_log import TB_TAGS, TrainLog
-from utils.checkpoint import check_sizes, read_checkpoint
-from utils.files import atomic_torch_save
+from rl.train_log import TrainLog
 from utils.progress import Progress
+
 
 class TrainingHalted(RuntimeError):
     """Training cannot go on (too many updates in a row skipped); one line saying why and what is kept."""
@@ -68,7 +66,7 @@ def _to_plain_dict(cfg: Any) -> dict[str, Any] | None:
     return None
 
 
-class OnPolicyRunner:
+class OnPolicyRunner(RunnerCheckpoints):
     """Trains a `GaussianActor` and `Critic` with `PPO` on a vectorised env.
 
     Args:
@@ -317,94 +315,3 @@ class OnPolicyRunner:
 
     def close(self) -> None:
         self.log.close()
-
-    # ---- checkpoints -------------------------------------------------------------------------
-
-    def _save_iteration(self, it: int) -> None:
-        """policy.pt after every iteration (an interrupted run loses at most one), all/ every save_interval."""
-        with self._stop.protect():  # a second Ctrl-C waits for policy.pt and its snapshot to be written
-            ok = self._save_or_warn()
-            if self.keep_all and self.save_interval > 0 and it % self.save_interval == 0:
-                ok = self._save_or_warn(self.model_dir / "all" / f"policy_{it}.pt") and ok
-        self.log.scalar(TB_TAGS["save_failed"], float(not ok), it)
-        self.log.scalar(TB_TAGS["failed_saves_total"], float(self.failed_saves_total), it)
-
-    def _save_or_warn(self, path: Path | None = None) -> bool:
-        """`save`, turning a failed write (disk full, permissions) into a warning; True if written."""
-        latest = path is None
-        try:
-            self.save(path)
-        except OSError as err:
-            self.failed_saves_total += 1
-            self.last_save_failed = self.last_save_failed or latest
-            target = path if path is not None else self.model_dir / "policy.pt"
-            kept = (f"policy.pt still holds iteration {self._last_saved_iteration}" if self._last_saved_iteration
-                    else "no earlier checkpoint exists") if latest else "policy.pt is unaffected"
-            self.log.warn(f"warning: {self.run_name}#{self.current_iteration}: could not write {target} "
-                          f"({err.strerror or err}); {kept}; training continues")
-            return False
-        if latest:
-            self.last_save_failed = False
-        return True
-
-    def save(self, path: str | os.PathLike | None = None) -> Path:
-        """Write a checkpoint atomically (default ``<model_dir>/policy.pt``)."""
-        if path is None:
-            if self.model_dir is None:
-                raise ValueError("save() needs a path when the runner has no model_dir")
-            path = self.model_dir / "policy.pt"
-        ckpt = {
-            **self.alg.state_dict(),  # actor, critic, optimizer, learning_rate
-            "obs_normalizer": normalizer_state(self.obs_normalizer),
-            "critic_obs_normalizer": normalizer_state(self.critic_obs_normalizer),
-            "normalizer_args": self.obs_normalizer.init_args if self.normalize_observations else {},
-            "iteration": self.current_iteration,
-            "total_env_steps": self.total_env_steps,
-            "diverged_total": self.diverged_total,
-            "num_obs": self.num_obs,
-            "num_critic_obs": self.num_critic_obs,
-            "num_actions": self.num_actions,
-            "rng_state": get_rng_state(),
-            "env_state": self.env.state_dict() if hasattr(self.env, "state_dict") else {},  # e.g. terrain levels
-            "cfg": self.cfg_dict,
-            "cfg_hash": cfg_hash(self.cfg_dict),
-        }
-        path = atomic_torch_save(ckpt, path)
-        if self.model_dir is not None and Path(path).resolve() == (self.model_dir / "policy.pt").resolve():
-            self._last_saved_iteration = self.current_iteration
-        return path
-
-    def load(self, path: str | os.PathLike, load_optimizer: bool = True) -> dict[str, Any]:
-        """Restore from a checkpoint file (see `load_state`); an unreadable file raises `CheckpointError`."""
-        return self.load_state(read_checkpoint(path, self.device), path, load_optimizer)
-
-    def load_state(self, ckpt: dict[str, Any], source: str | os.PathLike = "checkpoint",
-                   load_optimizer: bool = True) -> dict[str, Any]:
-        """Restore networks, normalisers, (optimizer), counters and RNG states from a loaded checkpoint."""
-        check_sizes(ckpt, num_obs=self.num_obs, num_actions=self.num_actions, num_critic_obs=self.num_critic_obs)
-        self.alg.load_state_dict(ckpt, load_optimizer=load_optimizer)
-        if self.normalize_observations:
-            if not ckpt.get("obs_normalizer"):
-                raise ValueError(f"{source} has no observation normaliser but policy.normalize_observations is on")
-            self.obs_normalizer.load_state_dict(ckpt["obs_normalizer"])
-            self.critic_obs_normalizer.load_state_dict(ckpt["critic_obs_normalizer"])
-        elif ckpt.get("obs_normalizer"):
-            raise ValueError(f"{source} was trained with observation normalisation but "
-                             "policy.normalize_observations is off")
-        self.current_iteration = int(ckpt["iteration"])
-        self._last_learned_iteration = self.current_iteration
-        self.total_env_steps = int(ckpt["total_env_steps"])
-        self.diverged_total = int(ckpt.get("diverged_total", 0))
-        if "rng_state" in ckpt:
-            set_rng_state(ckpt["rng_state"])
-        if hasattr(self.env, "load_state_dict"):
-            self.env.load_state_dict(ckpt.get("env_state", {}))
-        if isinstance(ckpt.get("cfg"), dict) and self.cfg_dict is not None:
-            changes = changed_fields(ckpt["cfg"], self.cfg_dict, include_absent=False)
-            if changes:
-                more = f" and {len(changes) - 4} more" if len(changes) > 4 else ""
-                self.log.print(f"note: resuming {source} with a changed config: {'; '.join(changes[:4])}{more}")
-        self._last_saved_iteration = self.current_iteration
-        return ckpt
-
-
