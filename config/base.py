@@ -91,6 +91,8 @@ class Base:
         torque_limits = {}  # N*m by joint-name substring; unmatched joints use the file's (URDF effort)
         held_joints = []  # joints the policy does not drive (a humanoid's waist and arms): their PD holds them at
         # init_state.default_joint_angles; the policy's actions, joint observations and joint rewards are the others'
+        held_joints_rigid = False  # bool, train with the held joints rigid at their default angles (no joint, no
+        # actuator): about half the physics per step for the G1; the export keeps them as joints under PD (the robot)
 
     class asset:
         file = ""  # robot description, URDF (.urdf) or MJCF (.xml), relative to the project root

@@ -150,14 +150,25 @@ def _pd_gains(m: Any, actuators: range) -> dict[str, list]:
 
 
 def _held_joints(robot: Any, cfg: Any) -> dict[str, Any]:
-    """The joints the policy does not drive (control.held_joints): their PD holds them at these targets."""
-    names, first = list(getattr(robot, "held_joint_names", [])), robot.num_dof
+    """The joints the policy does not drive (control.held_joints): their PD holds them at these targets.
+
+    Held joints made rigid for training (control.held_joints_rigid) are the robot's joints all the same:
+    they are listed from the robot as built, as the exported scene has them.
+    """
+    from env.sim.scene import actuated_joint_names, held_rigid, load_mj_model
+
+    first = robot.num_dof
+    if held_rigid(cfg.control):
+        model = load_mj_model(cfg, rigid_held=False)
+        names = actuated_joint_names(model)[first:]
+    else:
+        model, names = robot.model, list(getattr(robot, "held_joint_names", []))
     if not names:
         return {}
     return {"held_joints": {
         "names": names,
         "target": [float(cfg.init_state.default_joint_angles[n]) for n in names],  # rad
-        **_pd_gains(robot.model, range(first, first + len(names))),  # their actuators follow the policy's
+        **_pd_gains(model, range(first, first + len(names))),  # their actuators follow the policy's
         "rule": "ctrl = target for the whole run, by the same PD law as the policy's joints",
     }}
 

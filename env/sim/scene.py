@@ -31,13 +31,14 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
+from env.sim.rigid_joints import make_joints_rigid
 from env.sim.robot_file import RobotFileError, asset_path, by_substring, check_keys_match, load_robot_spec
 from env.terrain.grid import TerrainGrid
 from env.terrain.mjcf import add_height_field
 from utils.files import atomic_write_bytes, atomic_write_text
 from utils.yaml import Cfg
 
-__all__ = ["asset_path", "compose_scene", "held_last", "load_mj_model", "actuated_joint_names", "policy_joint_names", "sensor_bodies",
+__all__ = ["asset_path", "compose_scene", "held_last", "held_rigid", "load_mj_model", "actuated_joint_names", "policy_joint_names", "sensor_bodies",
            "touch_sensor", "velocity_sensor", "position_sensor", "force_sensor", "write_scene_xml", "RobotFileError"]
 
 _CONES = {"pyramidal": mujoco.mjtCone.mjCONE_PYRAMIDAL, "elliptic": mujoco.mjtCone.mjCONE_ELLIPTIC}
@@ -80,9 +81,9 @@ def sensor_bodies(asset: Cfg) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def load_mj_model(cfg: Cfg, terrain: TerrainGrid | None = None) -> mujoco.MjModel:
+def load_mj_model(cfg: Cfg, terrain: TerrainGrid | None = None, *, rigid_held: bool | None = None) -> mujoco.MjModel:
     """The compiled training scene of ``cfg`` (see the module docstring), on ``terrain`` if given."""
-    return compile_spec(compose_scene(cfg, terrain), cfg.asset.file)
+    return compile_spec(compose_scene(cfg, terrain, rigid_held=rigid_held), cfg.asset.file)
 
 
 def compile_spec(spec: mujoco.MjSpec, what: str) -> mujoco.MjModel:
@@ -92,10 +93,11 @@ def compile_spec(spec: mujoco.MjSpec, what: str) -> mujoco.MjModel:
         raise RobotFileError(f"cannot compile {what}: {' '.join(str(err).split())[:240]}") from None
 
 
-def compose_scene(cfg: Cfg, terrain: TerrainGrid | None = None) -> mujoco.MjSpec:
+def compose_scene(cfg: Cfg, terrain: TerrainGrid | None = None, *, rigid_held: bool | None = None) -> mujoco.MjSpec:
     """The training scene as an uncompiled spec (check_robot edits a copy; write_scene_xml saves it).
 
-    The ground is ``terrain``'s height field when given, else a plane.
+    The ground is ``terrain``'s height field when given, else a plane. ``rigid_held`` (default: the config's
+    ``control.held_joints_rigid``) fixes the held joints at their default angles (`env.sim.rigid_joints`).
     """
     spec = load_robot_spec(cfg.asset)
     _strip_scene_parts(spec)
@@ -108,10 +110,23 @@ def compose_scene(cfg: Cfg, terrain: TerrainGrid | None = None) -> mujoco.MjSpec
     robot = compile_spec(spec, cfg.asset.file)
     joints = held_last([mujoco.mj_id2name(robot, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(robot.njnt)
                         if robot.jnt_type[j] in [int(t) for t in _ONE_DOF]], cfg.control)
+    _check_joint_keys(joints, cfg)
+    if held_rigid(cfg.control) if rigid_held is None else rigid_held:
+        try:
+            make_joints_rigid(spec, robot, {n: cfg.init_state.default_joint_angles[n] for n in cfg.control.held_joints})
+        except ValueError as err:
+            raise RobotFileError(f"control.held_joints_rigid: {err}") from None
+        robot = compile_spec(spec, cfg.asset.file)
+        joints = [n for n in joints if n not in cfg.control.held_joints]
     _add_actuators(spec, robot, joints, cfg.control)
     _add_sensors(spec, robot, cfg.asset)
     _add_home_key(spec, robot, joints, cfg.init_state)
     return spec
+
+
+def held_rigid(control: Cfg) -> bool:
+    """Whether the scene has the held joints made rigid (no joint, no actuator) rather than held by PD."""
+    return bool(getattr(control, "held_joints_rigid", False)) and bool(getattr(control, "held_joints", []))
 
 
 def held_last(joints: list[str], control: Cfg) -> list[str]:
@@ -198,8 +213,6 @@ def _set_options(spec: mujoco.MjSpec, sim: Cfg) -> None:
 
 
 def _add_actuators(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str], control: Cfg) -> None:
-    for field in ("stiffness", "damping", "torque_limits"):
-        check_keys_match(f"control.{field}", dict(getattr(control, field)), joints)
     kp = by_substring(joints, dict(control.stiffness))
     kd = by_substring(joints, dict(control.damping))
     limits = by_substring(joints, dict(control.torque_limits))
@@ -290,7 +303,12 @@ def _add_sensors(spec: mujoco.MjSpec, robot: mujoco.MjModel, asset: Cfg) -> None
         force.intprm[:3] = [_CONTACT_FORCE, _NET_FORCE, 1]
 
 
-def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str], init: Cfg) -> None:
+def _check_joint_keys(joints: list[str], cfg: Cfg) -> None:
+    """Every key of the per-joint settings names a controlled joint, every controlled joint has a default angle
+    (one line each); checked on all of them, held ones included, before any is made rigid."""
+    for field in ("stiffness", "damping", "torque_limits"):
+        check_keys_match(f"control.{field}", dict(getattr(cfg.control, field)), joints)
+    init = cfg.init_state
     missing = [n for n in joints if n not in init.default_joint_angles]
     if missing:
         raise RobotFileError(f"init_state.default_joint_angles lacks joint(s): {', '.join(missing)}")
@@ -298,6 +316,9 @@ def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str],
     if unknown:
         raise RobotFileError(f"init_state.default_joint_angles names joint(s) {', '.join(unknown)}, which the robot "
                              f"does not have; its joints: {', '.join(joints)}")
+
+
+def _add_home_key(spec: mujoco.MjSpec, robot: mujoco.MjModel, joints: list[str], init: Cfg) -> None:
     qpos = robot.qpos0.copy()
     free = next(j for j in range(robot.njnt) if robot.jnt_type[j] == int(mujoco.mjtJoint.mjJNT_FREE))
     adr = int(robot.jnt_qposadr[free])
@@ -315,17 +336,19 @@ def actuated_joint_names(model: mujoco.MjModel) -> list[str]:
 
 def policy_joint_names(model: mujoco.MjModel, control: Cfg) -> list[str]:
     """The joints the policy drives, in action order: every actuated joint but ``control.held_joints``,
-    whose actuators the scene puts last (held_last)."""
-    return actuated_joint_names(model)[:model.nu - len(control.held_joints)]
+    whose actuators the scene puts last (held_last), or which it made rigid (held_joints_rigid)."""
+    return actuated_joint_names(model)[:model.nu - (0 if held_rigid(control) else len(control.held_joints))]
 
 
 def write_scene_xml(cfg: Cfg, path: Path) -> Path:
     """Write the training scene as one standalone MJCF, its mesh files copied into ``meshes/`` beside it.
 
     The export carries it (export/scene.xml) so that the robot-side checks (deploy.sim2sim)
-    run the model as trained, whatever the robot file was (a URDF included).
+    run the model as trained, whatever the robot file was (a URDF included), with one difference:
+    held joints made rigid for training (control.held_joints_rigid) are joints again, held by their PD
+    as on the robot.
     """
-    spec = compose_scene(cfg)
+    spec = compose_scene(cfg, rigid_held=False)
     text = spec.to_xml()  # MuJoCo compiles the spec to write it, so the mesh paths are still the absolute ones here
     for mesh in spec.meshes:
         if mesh.file:

@@ -20,15 +20,18 @@ from conftest import ROOT, run_sim2sim
 HELD = ["hip_yaw_l", "hip_yaw_r"]
 
 
-@pytest.fixture(scope="module")
-def held_export(tmp_path_factory):
-    root = tmp_path_factory.mktemp("experiments_held")
+def train_and_export(root, *extra: str):
     env = dict(os.environ, LEGGED_EXPERIMENTS_DIR=str(root))
     for cmd in (["train.py", "--config", "qmini", "--name", "h", "--max_iterations", "1", "--num_envs", "8",
-                 "--set", f"control.held_joints={HELD}"], ["play.py", "--name", "h", "--export"]):
+                 "--set", f"control.held_joints={HELD}", *extra], ["play.py", "--name", "h", "--export"]):
         proc = subprocess.run([sys.executable, *cmd], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr
     return root / "h" / "export"
+
+
+@pytest.fixture(scope="module")
+def held_export(tmp_path_factory):
+    return train_and_export(tmp_path_factory.mktemp("experiments_held"))
 
 
 def test_policy_yaml_lists_the_held_joints_with_their_targets_and_gains(held_export):
@@ -68,3 +71,15 @@ def test_a_malformed_held_section_is_one_line(held_export, tmp_path):
     with pytest.raises(DeployError, match=r"held_joints.kp must be a list of 2 numbers"):
         read_policy_yaml(bad)
     assert np.isfinite(mujoco.MjModel.from_xml_path(str(held_export / "scene.xml")).body_mass).all()
+
+
+def test_held_joints_made_rigid_in_training_are_exported_as_the_robot_s_joints(held_export, tmp_path_factory, tmp_path):
+    """control.held_joints_rigid trains without them; the export describes the robot, which has them under PD."""
+    rigid = train_and_export(tmp_path_factory.mktemp("experiments_rigid"), "--set", "control.held_joints_rigid=true")
+    meta, pd_meta = (yaml.safe_load((d / "policy.yaml").read_text()) for d in (rigid, held_export))
+    assert meta["held_joints"] == pd_meta["held_joints"] and meta["joint_names"] == pd_meta["joint_names"]
+    scene = mujoco.MjModel.from_xml_path(str(rigid / "scene.xml"))
+    assert scene.nu == 10 and all(scene.joint(n).id >= 0 for n in HELD)
+    out = tmp_path / "r.json"
+    proc = run_sim2sim("--export", str(rigid), "--episodes", "2", "--duration", "1", "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
