@@ -16,7 +16,7 @@ import numpy as np
 from env.pd_stability import pd_stability
 from env.robot_symmetry import check_symmetry
 from env.sim.scene import (actuated_joint_names, compose_scene, contact_geoms, contact_site, held_rigid, is_collision_geom,
-                           load_mj_model, sensor_bodies, touch_sensor)
+                           load_mj_model, policy_joint_names, sensor_bodies, touch_sensor)
 from utils.yaml import Cfg
 
 SPAWN_TOO_HIGH = 0.05  # m, a spawn this far above the floor drops the robot on every reset
@@ -78,10 +78,10 @@ def _masses(model: mujoco.MjModel) -> list[str]:
 
 def _dofs(model: mujoco.MjModel, cfg: Cfg) -> Report:
     held = set(cfg.control.held_joints)
-    rigid = held_rigid(cfg.control)
-    report = Report([f"dofs ({model.nu - (0 if rigid else len(held))} driven by the policy, in its action order"
-                     + (f"; {len(held)} held joints made rigid at their default" if rigid else
-                        f"; then {len(held)} held at their default by the PD" if held else "")
+    how = ("{} held joints made rigid at their default" if held_rigid(cfg.control)
+           else "then {} held at their default by the PD")
+    report = Report([f"dofs ({len(policy_joint_names(model, cfg.control))} driven by the policy, in its action order"
+                     + ("; " + how.format(len(held)) if held else "")
                      + "): joint  range (rad)  default  kp  kd  torque limit"])
     for i, name in enumerate(actuated_joint_names(model)):
         j = int(model.actuator_trnid[i, 0])

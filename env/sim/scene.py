@@ -111,7 +111,8 @@ def compose_scene(cfg: Cfg, terrain: TerrainGrid | None = None, *, rigid_held: b
     joints = held_last([mujoco.mj_id2name(robot, mujoco.mjtObj.mjOBJ_JOINT, j) for j in range(robot.njnt)
                         if robot.jnt_type[j] in [int(t) for t in _ONE_DOF]], cfg.control)
     _check_joint_keys(joints, cfg)
-    if held_rigid(cfg.control) if rigid_held is None else rigid_held:
+    rigid = held_rigid(cfg.control) if rigid_held is None else rigid_held
+    if rigid:
         try:
             make_joints_rigid(spec, robot, {n: cfg.init_state.default_joint_angles[n] for n in cfg.control.held_joints})
         except ValueError as err:
