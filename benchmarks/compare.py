@@ -38,7 +38,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.learn import RESULTS, SMOOTH, moving_mean, save_figure  # noqa: E402
+from benchmarks.learn import RESULTS  # noqa: E402
+from benchmarks.learning_plot import SMOOTH, moving_mean, save_figure  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
 

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from benchmarks.learning_plot import plot_curves  # noqa: E402
 from config import load_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
 from rl.precision import resolve_precision  # noqa: E402
@@ -154,100 +155,6 @@ def report(row: dict, budget_s: float) -> None:
           f"lin rmse {row['lin_vel_rmse']:.3f}  yaw rmse {row['yaw_rate_rmse']:.3f}  "
           f"ep len {row['episode_length_s'] or float('nan'):.1f}s  falls {row['fall_fraction'] if row['fall_fraction'] is not None else float('nan'):.2f}"
           + (f"  level {row['terrain_level']:.2f}" if "terrain_level" in row else ""), flush=True)
-
-
-SMOOTH = 15  # iterations in the moving mean drawn over the raw curve
-
-
-def moving_mean(values: list[float], window: int) -> list[float]:
-    out, total = [], 0.0
-    for i, v in enumerate(values):
-        total += v
-        if i >= window:
-            total -= values[i - window]
-        out.append(total / min(i + 1, window))
-    return out
-
-
-def plot_curves(out_dir: Path) -> Path | None:
-    """learning_curve.png from every curve_<algo>.json in out_dir."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    curves = {p.stem.removeprefix("curve_"): json.loads(p.read_text()) for p in sorted(out_dir.glob("curve_*.json"))}
-    if not curves:
-        return None
-    levels = any("terrain_level" in r for data in curves.values() for r in data["rows"])
-    fig, axes = plt.subplots(3 if levels else 2, 2, figsize=(11, 10 if levels else 7))
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for k, (algo, data) in enumerate(curves.items()):
-        rows = data["rows"]
-        minutes = [r["minutes"] for r in rows]
-        steps = [r["env_steps"] / 1e6 for r in rows]
-        series = [(0, "task_reward_per_step", "-", algo), (1, "lin_vel_rmse", "-", f"{algo} linear (m/s)"),
-                  (1, "yaw_rate_rmse", "--", f"{algo} yaw rate (rad/s)")]
-        if levels:
-            series.append((2, "terrain_level", "-", f"{algo} mean terrain level"))
-        resumed = [i for i, r in enumerate(rows) if r["iteration"] in set(data.get("resumed_at_iterations", []))]
-        staged = [i for i, r in enumerate(rows) if r["iteration"] in set(data.get("stage_iterations", []))]
-        for col, x in enumerate([minutes, steps]):
-            for i in resumed:  # where a resumed run continued the curve
-                for row in range(len(axes)):
-                    axes[row][col].axvline(x[i], color=colors[k], ls=":", lw=1)
-            for i in staged:  # where a training stage (runner.stages) changed rewards or randomisation
-                for row in range(len(axes)):
-                    axes[row][col].axvline(x[i], color="grey", ls="-.", lw=0.8, alpha=0.7)
-            for row, key, style, label in series:
-                y = [r.get(key, float("nan")) for r in rows]
-                # raw iterations faintly, a moving mean on top
-                axes[row][col].plot(x, y, style, color=colors[k], alpha=0.2, lw=0.8)
-                axes[row][col].plot(x, moving_mean(y, SMOOTH), style, color=colors[k], lw=1.6, label=label)
-    errors = [r.get(key, float("nan")) for data in curves.values() for r in data["rows"]
-              for key in ("lin_vel_rmse", "yaw_rate_rmse")]
-    top = error_axis_top(errors)
-    for col, label in enumerate(["wall-clock minutes", "env steps (millions)"]):
-        axes[0][col].set_ylabel("task reward per step (1 = perfect)")
-        axes[1][col].set_ylabel("RMS tracking error" + (" (higher iterations cut off)" if top is not None else ""))
-        if top is not None:
-            axes[1][col].set_ylim(0.0, top)
-        if levels:
-            axes[2][col].set_ylabel("mean terrain level (0 = easiest)")
-        axes[-1][col].set_xlabel(label)
-        for row in range(len(axes)):
-            axes[row][col].grid(alpha=0.3)
-            axes[row][col].legend(fontsize=8)
-    first = next(iter(curves.values()))
-    # two lines: with a long config name and machine string one line ran off the figure's left edge
-    fig.suptitle(f"{first['config']}: {first['num_envs']} envs, training on {first['machine']}\n"
-                 f"faint: per iteration, bold: mean of {SMOOTH}; dotted: resumed; dash-dot: a training stage starts",
-                 fontsize=10)
-    return save_figure(fig, out_dir / "learning_curve.png")
-
-
-def error_axis_top(values: list[float]) -> float | None:
-    """Upper limit for the tracking-error panel, or None to let matplotlib choose.
-
-    A robot whose simulation blows up moves at hundreds of m/s for a step or two before the env
-    resets it, and that one iteration's RMSE would flatten the whole curve: above three times the
-    95th percentile an iteration is cut off rather than scaling the axis.
-    """
-    finite = sorted(v for v in values if math.isfinite(v))
-    if not finite:
-        return None
-    limit = 3.0 * finite[int(0.95 * (len(finite) - 1))]
-    return 1.05 * limit if finite[-1] > limit else None
-
-
-def save_figure(fig, path: Path) -> Path:
-    """Lay out, write as PNG and close a benchmark figure."""
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    fig.savefig(path, dpi=80)
-    plt.close(fig)
-    return path
 
 
 def main(argv: list[str] | None = None) -> int:

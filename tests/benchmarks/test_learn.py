@@ -88,11 +88,3 @@ def test_init_from_starts_from_the_source_actor_and_the_curve_records_it(tmp_pat
 def test_init_from_is_refused_with_resume(tmp_path):
     with pytest.raises(ValueError, match="--init_from starts a new run"):
         run(tmp_path / "results", "--init_from", "benchmarks/results/qmini/policy", "--resume")
-
-
-def test_the_error_axis_cuts_off_a_diverged_iteration_but_not_an_ordinary_curve():
-    ordinary = [1.0 - 0.005 * i for i in range(100)]
-    assert learn.error_axis_top(ordinary) is None  # matplotlib's own limits
-    top = learn.error_axis_top(ordinary[:50] + [349.3] + ordinary[50:])  # one iteration with a blown-up robot
-    assert 1.0 < top < 5.0
-    assert learn.error_axis_top([float("nan")]) is None
