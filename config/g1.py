@@ -4,6 +4,10 @@ Published controller values are Unitree's own locomotion setup for the G1 (unitr
 docs/robots/g1.md "Published locomotion controller"): gains, action scale, default leg pose,
 the 0.8 s gait period, base height target and the reward terms. The waist and the arms are
 held at a relaxed pose by their PD (control.held_joints), as that setup trains the legs only.
+
+The pretrained G1 trains in two stages within 2 hours (README, "The G1 model"): 84 minutes of this config with
+control.held_joints_rigid=true (the upper body fixed: 1.3x faster iterations), then 36 minutes of it as is,
+warm-started (--init_from) with runner.stages=[] and the stages' final values.
 """
 
 from config.base import Base, RobustDomainRand
@@ -22,7 +26,7 @@ class g1(Base):
         dt = 0.01  # s, physics step: 1.46x the policy steps/s of the published 0.005 x 4, as Go2 (see README, G1)
         iterations = 10  # Newton iterations, a cap: at 4 the solver stopped at the cap in nearly every step (3.81 on
         # average while walking; 4.81 allowed 10, for 1.07x the physics), and the policy trained on unconverged
-        # contacts fell on 0.4 floors where a converged solve walked (README, G1)
+        # contacts fell on 0.4 floors where a converged solve walked (docs/g1_trials.md)
         ls_iterations = 6  # line-search iterations per solver iteration
 
     class control(Base.control):

@@ -181,3 +181,18 @@ def test_a_run_cannot_warm_start_from_its_own_folder_even_with_overwrite(experim
                 ["--init_from m is this run's own folder"])
     trial = check_case(case, experiments)
     assert trial.ok, trial.detail
+
+
+def test_the_g1_recipe_s_second_stage_takes_the_rigid_first_stage_whole_on_the_robot_as_built():
+    """README, "The G1 model": the committed rigid-upper-body policy warm-starts a G1 run whose waist and arms move."""
+    first = "benchmarks/results/g1_rigid/policy"
+    experiment, cfg, runner = built(["--config", "g1", "--name", "w", "--init_from", first, "--set", "runner.stages=[]"]
+                                    + TINY)
+    try:
+        ckpt = torch.load(ROOT / first / "model" / "policy.pt", weights_only=False)
+        assert ckpt["cfg"]["control"]["held_joints_rigid"] is True and cfg.control.held_joints_rigid is False
+        assert runner.env.robot.model.nv == 35  # the as-built G1: floating base + 29 joints
+        assert same(runner.alg.actor.state_dict(), ckpt["actor"]) and same(runner.alg.critic.state_dict(), ckpt["critic"])
+        assert same(runner.obs_normalizer.state_dict(), ckpt["obs_normalizer"])
+    finally:
+        runner.close()
