@@ -10,7 +10,8 @@ A schedule is a list of (vx, vy, yaw rate) commands, each held for a duration:
                             {vx: .., vy: .., yaw: .., duration: s} (missing keys are 0);
                             the list may also sit under a top-level `commands:` key
 
-After the last entry ends its command is held. Units: m/s, m/s, rad/s, s.
+After the last entry ends its command is held. Units: m/s, m/s, rad/s, s. The text is read by
+deploy/commands.py, the format's robot-side reference, so play.py and deploy.sim2sim take the same schedules.
 
 `CommandDriver` makes a task follow commands chosen from outside (a schedule,
 the keyboard, an evaluation grid) instead of its own random resampling, through
@@ -21,11 +22,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import torch
-import yaml
+
+from deploy.commands import parse_schedule
+from deploy.policy_io import DeployError
 
 Command = tuple[float, float, float]
 COMMAND_NAMES = ("vx", "vy", "yaw")  # m/s, m/s, rad/s
@@ -45,11 +47,9 @@ class Segment:
 class CommandSchedule:
     """Piecewise-constant commands over time."""
 
-    FORMAT = "expected 'vx,vy,yaw@seconds;vx,vy,yaw@seconds;...' or a YAML file"
-
     def __init__(self, segments: Sequence[Segment]):
         if not segments:
-            raise CommandScheduleError(f"empty command schedule; {self.FORMAT}")
+            raise CommandScheduleError("empty command schedule: give at least one vx,vy,yaw command")
         for seg in segments[:-1]:
             if math.isinf(seg.duration):
                 raise CommandScheduleError("only the last command of a schedule may leave out its duration (@seconds)")
@@ -60,34 +60,19 @@ class CommandSchedule:
             t += seg.duration
             self._ends.append(t)
 
-    # --------------------------------------------------------------- parsing
     @classmethod
     def parse(cls, text: str) -> "CommandSchedule":
-        """A schedule from a string like "0.5,0,0@5;0,0,1@5" or from a YAML file path."""
-        text = (text or "").strip()
-        if not text:
-            raise CommandScheduleError(f"empty command schedule; {cls.FORMAT}")
-        if text.endswith((".yaml", ".yml")) or _is_file(text):
-            return cls.from_yaml(text)
-        items = [part for part in text.split(";")]
-        if items and items[-1].strip() == "":  # a trailing ';' is harmless
-            items = items[:-1]
-        return cls([_parse_item(item, i, len(items)) for i, item in enumerate(items)])
+        """A schedule from a string like "0.5,0,0@5;0,0,1@5" or from a YAML file path.
 
-    @classmethod
-    def from_yaml(cls, path: str | Path) -> "CommandSchedule":
-        path = Path(path)
-        if not path.is_file():
-            raise CommandScheduleError(f"command schedule file not found: {path}")
+        Read by deploy.commands, the robot-side reference of the format, so that play.py and
+        deploy.sim2sim accept exactly the same schedules with the same one-line errors.
+        """
         try:
-            data = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as err:
-            raise CommandScheduleError(f"{path} is not valid YAML: {' '.join(str(err).split())}") from None
-        if isinstance(data, dict) and "commands" in data:
-            data = data["commands"]
-        if not isinstance(data, list):
-            raise CommandScheduleError(f"{path} must hold a list of commands (or a 'commands:' list)")
-        return cls([_parse_yaml_item(item, i, len(data), path) for i, item in enumerate(data)])
+            schedule = parse_schedule(text)
+        except DeployError as err:
+            raise CommandScheduleError(str(err)) from None
+        return cls([Segment(tuple(float(v) for v in command), float(duration))  # type: ignore[arg-type]
+                    for command, duration in zip(schedule.commands, schedule.durations)])
 
     # ------------------------------------------------------------------ use
     @property
@@ -124,70 +109,6 @@ class CommandSchedule:
             cmd = ",".join(f"{v:g}" for v in seg.command)
             parts.append(cmd if math.isinf(seg.duration) else f"{cmd}@{seg.duration:g}")
         return ";".join(parts)
-
-
-def _is_file(text: str) -> bool:
-    try:
-        return Path(text).is_file()
-    except OSError:  # e.g. a name too long for the filesystem
-        return False
-
-
-def _number(text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise CommandScheduleError(f"{what}: '{text.strip()}' is not a number; {CommandSchedule.FORMAT}") from None
-    if not math.isfinite(value):
-        raise CommandScheduleError(f"{what}: '{text.strip()}' is not a finite number")
-    return value
-
-
-def _duration(value: float, what: str) -> float:
-    if value <= 0:
-        raise CommandScheduleError(f"{what}: duration must be > 0 s, got {value:g}")
-    return value
-
-
-def _parse_item(item: str, index: int, count: int) -> Segment:
-    what = f"command {index + 1} '{item.strip()}'"
-    if not item.strip():
-        raise CommandScheduleError(f"command {index + 1} is empty; {CommandSchedule.FORMAT}")
-    cmd_text, at, dur_text = item.partition("@")
-    parts = cmd_text.split(",")
-    if len(parts) != 3:
-        raise CommandScheduleError(f"{what} needs 3 values vx,vy,yaw, got {len(parts)}; {CommandSchedule.FORMAT}")
-    command = tuple(_number(p, what) for p in parts)
-    if not at:
-        if index != count - 1:
-            raise CommandScheduleError(f"{what} needs a duration (@seconds); only the last one may leave it out")
-        return Segment(command, math.inf)  # type: ignore[arg-type]
-    return Segment(command, _duration(_number(dur_text, what), what))  # type: ignore[arg-type]
-
-
-def _parse_yaml_item(item: Any, index: int, count: int, path: Path) -> Segment:
-    what = f"{path} item {index + 1}"
-    if isinstance(item, str):
-        return _parse_item(item, index, count)
-    if not isinstance(item, dict):
-        raise CommandScheduleError(f"{what} must be 'vx,vy,yaw@s' or a mapping with command/duration, got {item!r}")
-    unknown = set(item) - {"command", "cmd", "vx", "vy", "yaw", "duration"}
-    if unknown:
-        raise CommandScheduleError(f"{what} has unknown keys {sorted(unknown)}; use command: [vx, vy, yaw] "
-                                   "(or vx/vy/yaw) and duration")
-    raw = item.get("command", item.get("cmd"))
-    if raw is not None:
-        if not isinstance(raw, (list, tuple)) or len(raw) != 3:
-            raise CommandScheduleError(f"{what}: command must be a list [vx, vy, yaw], got {raw!r}")
-        values = raw
-    else:
-        values = [item.get(k, 0.0) for k in COMMAND_NAMES]
-    command = tuple(_number(str(v), what) for v in values)
-    if "duration" not in item:
-        if index != count - 1:
-            raise CommandScheduleError(f"{what} needs a duration; only the last item may leave it out")
-        return Segment(command, math.inf)  # type: ignore[arg-type]
-    return Segment(command, _duration(_number(str(item["duration"]), what), what))  # type: ignore[arg-type]
 
 
 def clamp_to_ranges(command: Sequence[float], commands_cfg: Any) -> Command:
