@@ -35,8 +35,8 @@ from benchmarks.learn import FINAL_RSL_RL_CHECKPOINT, RESULTS  # noqa: E402
 from config import load_saved_config  # noqa: E402
 from env.utils.command_schedule import CommandDriver  # noqa: E402
 from model.mlp import build_mlp  # noqa: E402
-from play import build_env, load_trained, play_cfg  # noqa: E402
 from rl.evaluation import eval_commands, evaluate  # noqa: E402
+from rl.play_setup import build_env, load_trained, play_cfg  # noqa: E402
 from utils.cli import main_with_one_line_errors  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402

@@ -29,11 +29,12 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from play import PlayError, Session, build_env, play_cfg  # noqa: E402
+from play import Session  # noqa: E402
 from config import ConfigError  # noqa: E402
 from env.utils.command_schedule import CommandDriver  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
 from rl.evaluation import eval_commands  # noqa: E402
+from rl.play_setup import PlayError, build_env, play_cfg  # noqa: E402
 from utils.checkpoint import CheckpointError  # noqa: E402
 from utils.experiment import ExperimentError  # noqa: E402
 

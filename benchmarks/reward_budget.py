@@ -23,9 +23,9 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from play import PlayError, build_env, load_experiment, load_trained, play_cfg, session_config  # noqa: E402
 from config import ConfigError  # noqa: E402
 from env.terrain.curriculum import check_tile_flags  # noqa: E402
+from rl.play_setup import PlayError, build_env, load_experiment, load_trained, play_cfg, session_config  # noqa: E402
 from utils.checkpoint import CheckpointError, read_checkpoint  # noqa: E402
 from utils.experiment import ExperimentError  # noqa: E402
 
