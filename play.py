@@ -31,9 +31,9 @@ from env.sim.mujoco_log import send_mujoco_log_to  # noqa: E402
 from env.terrain.curriculum import check_tile_flags  # noqa: E402
 from env.utils.command_schedule import CommandDriver, CommandSchedule  # noqa: E402
 from env.utils.play_args import get_play_args  # noqa: E402
+from rl.eval_plots import plot_tracking  # noqa: E402
 from rl.evaluation import (EVAL_UNITS, eval_commands, evaluate, format_fall_causes, format_table,  # noqa: E402
-                           parse_policy_list, plot_tracking, random_policy, round_floats, write_json,
-                           zero_policy)
+                           parse_policy_list, random_policy, round_floats, write_json, zero_policy)
 from rl.play_setup import (PlayError, action_std, build_env, load_experiment, load_trained, pick_device,  # noqa: E402
                            play_cfg, session_config)
 from rl.terrain_eval import by_tile, format_tiles, plot_tiles  # noqa: E402

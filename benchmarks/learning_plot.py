@@ -12,7 +12,7 @@ import json
 import math
 from pathlib import Path
 
-from rl.evaluation import save_figure
+from rl.eval_plots import save_figure
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOOTH = 15  # iterations in the moving mean drawn over the raw curve

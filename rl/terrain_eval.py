@@ -11,7 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from rl.evaluation import save_figure
+from rl.eval_plots import save_figure
 
 METRICS = (("fall_rate", "fell", "falls"), ("lin_vel_rmse", "lin_vel_rmse", "lin vel RMSE (m/s)"),
            ("distance_m", "distance_m", "distance (m)"))

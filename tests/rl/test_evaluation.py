@@ -5,9 +5,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from rl.eval_plots import plot_tracking
 from rl.evaluation import (EpisodeMetrics, EvalResult, apply_zero_threshold, eval_commands, format_fall_causes,
-                           format_table, parse_policy_list, plot_tracking, random_policy, round_floats, write_json,
-                           zero_policy)
+                           format_table, parse_policy_list, random_policy, round_floats, write_json, zero_policy)
 
 T = torch.tensor
 
