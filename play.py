@@ -113,7 +113,8 @@ class Session:
 
 # ----------------------------------------------------------------------------- modes
 def run_export(s: Session) -> None:
-    from model.export import check_export, export_policy, policy_metadata
+    from model.export import check_export, export_policy
+    from model.policy_metadata import policy_metadata
 
     if s.exp.read_only:
         raise PlayError(f"{s.exp.dir} is a read-only policy folder: its export is {s.exp.export_dir}; "
@@ -129,7 +130,8 @@ def run_export(s: Session) -> None:
 
 
 def run_check_export(s: Session) -> None:
-    from model.export import check_export, policy_metadata, recorded_checkpoint
+    from model.export import check_export, recorded_checkpoint
+    from model.policy_metadata import policy_metadata
 
     env = build_env(play_cfg(s.cfg, s.args, 1, s.device), s.seed)
     ref = s.ckpt if s.args.checkpoint is not None else None

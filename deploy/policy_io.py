@@ -1,7 +1,7 @@
 """Read an exported policy: policy.yaml (format "legged-ppo-policy/1") and policy.onnx.
 
 This module is the reader of the export format; everything a robot program needs
-is in these two files (written by model/export.py in the training package):
+is in these two files (written by model/export.py and model/policy_metadata.py in the training package):
 
     policy.onnx   input "obs" float32 (batch, num_obs) -> output "actions" float32 (batch, num_actions).
                   The observation normaliser is inside the network: feed the raw observation below.

@@ -21,7 +21,7 @@ from deploy.policy_io import read_policy_yaml
 from env.gym_env_wrapper import make_env
 from env.sim.scene import compose_scene
 from env.utils.math import yaw_from_quat
-from model.export import policy_metadata
+from model.policy_metadata import policy_metadata
 from tests.deploy.conftest import ROOT, run_sim2sim
 
 SMALL_TERRAIN = ["terrain.num_rows=3", "terrain.num_cols=7", "terrain.tile_size=4.0", "terrain.platform_size=1.0"]
