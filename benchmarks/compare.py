@@ -39,7 +39,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.learn import RESULTS  # noqa: E402
-from benchmarks.learning_plot import SMOOTH, moving_mean, save_figure  # noqa: E402
+from benchmarks.learning_plot import SMOOTH, moving_mean  # noqa: E402
+from rl.eval_plots import save_figure  # noqa: E402
 from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
 

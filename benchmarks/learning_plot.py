@@ -59,7 +59,7 @@ def plot_curves(out_dir: Path) -> Path | None:
     if not curves:
         return None
     sources = {algo: warm_start_source(data) for algo, data in curves.items()}
-    drawn = [data for data in curves.values()] + [s[1] for s in sources.values() if s is not None]
+    drawn = list(curves.values()) + [source[1] for source in sources.values() if source is not None]
     levels = any("terrain_level" in r for data in drawn for r in data["rows"])
     fig, axes = plt.subplots(3 if levels else 2, 2, figsize=(11, 10 if levels else 7))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
