@@ -121,13 +121,21 @@ def _yaml_item(item: Any, index: int, count: int, path: Path) -> tuple[tuple[flo
     return command, _duration(_number(item["duration"], what), what)  # type: ignore[return-value]
 
 
+def _is_file(path: Path) -> bool:
+    """Whether a --commands value names a file; a long schedule is no file name (ENAMETOOLONG), not an error."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 def parse_schedule(text: str) -> Schedule:
     """A schedule from "vx,vy,yaw@s;..." or from a YAML file path."""
     text = (text or "").strip()
     if not text:
         raise DeployError(f"--commands is empty; {FORMAT}")
     path = Path(text)
-    if text.endswith((".yaml", ".yml")) or (len(text) < 4096 and path.is_file()):
+    if text.endswith((".yaml", ".yml")) or _is_file(path):
         if not path.is_file():
             raise DeployError(f"--commands: schedule file not found: {path}")
         try:

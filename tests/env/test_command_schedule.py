@@ -28,6 +28,11 @@ def test_parse_tolerates_spaces_trailing_separator_and_open_end():
     assert s.at(1e6) == (0.1, 0.0, 0.0)
 
 
+def test_a_schedule_longer_than_a_file_name_is_read_as_a_schedule():
+    s = CommandSchedule.parse(";".join(["0.5,0,0@1"] * 40))  # 399 characters: os.stat would refuse the name
+    assert s.duration == 40.0 and s.at(39.5) == (0.5, 0.0, 0.0)
+
+
 def test_step_boundaries_do_not_drift():
     dt = 0.015
     s = CommandSchedule.parse("1,0,0@0.3;2,0,0@0.3")
