@@ -86,8 +86,9 @@ def plot_curves(out_dir: Path) -> Path | None:
         if sources[algo] is not None:
             name, source = sources[algo]
             start = (source["rows"][-1]["minutes"], source["rows"][-1]["env_steps"])
-            draw(source["rows"], _series(source["rows"]), "grey", f"warm-start source {name}")
-            mark(_series(source["rows"]), _at(source, "stage_iterations"), color="grey", ls="-.", lw=0.8, alpha=0.7)
+            source_xs = _series(source["rows"])
+            draw(source["rows"], source_xs, "grey", f"warm-start source {name}")
+            mark(source_xs, _at(source, "stage_iterations"), color="grey", ls="-.", lw=0.8, alpha=0.7)
             for col, x0 in enumerate([start[0], start[1] / 1e6]):
                 for row in range(len(axes)):
                     axes[row][col].axvline(x0, color="black", lw=1.2)
