@@ -47,13 +47,16 @@ def resolve_config(args, source: Experiment | None) -> Cfg:
     hold) unless --config names a different config, which then starts from that class.
     """
     overrides = list(args.set) + cli_overrides(args)
+    if source is not None and args.final_stage:
+        raise ConfigError(f"--final_stage starts a new run; --resume {args.resume} continues with the run's own "
+                          "saved config and stages (drop one of the two)")
     if source is not None:
         saved = load_saved_config(source.cfg_path)
         if args.config is None or args.config == getattr(saved, "name", None):
             return apply_overrides(saved, overrides)
     if args.config is None:
         raise ConfigError(f"--config is required for a new run; available configs: {', '.join(available_configs())}")
-    return load_config(args.config, overrides)
+    return load_config(args.config, overrides, final_stage=args.final_stage)
 
 
 def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:

@@ -175,9 +175,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--init_from", default=None, metavar="NAME|DIR",
                         help="start from another policy's actor, as train.py --init_from (ours only; the warm "
                              "start's own training time is not in this run's minutes)")
+    parser.add_argument("--final_stage", action="store_true",
+                        help="the settings the config's stages end with from the first iteration, no stage changes "
+                             "(as train.py --final_stage; a new run only)")
     args = parser.parse_args(argv)
     if args.init_from is not None and (args.resume or args.algo != "ours"):
         raise ValueError("--init_from starts a new run of our PPO: not with --resume or --algo rsl_rl")
+    if args.final_stage and args.resume:
+        raise ValueError("--final_stage starts a new run: --resume continues with the run's own saved config")
 
     overrides = list(args.set) + ([f"env.num_envs={args.num_envs}"] if args.num_envs else []) \
         + ([f"sim.backend={args.backend}"] if args.backend else []) + [f"runner.device={check_device(args.device)}"]
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.resume:
         cfg, ckpt, previous_rows, previous_resumes, previous_init = resume_state(args, experiment, out_dir, overrides)
     else:
-        cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"])
+        cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"], final_stage=args.final_stage)
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg.runner.precision = resolve_precision(cfg.runner.precision, cfg.runner.device)[0]  # recorded as trained
     warm = read_source(args.init_from, experiment) if args.init_from is not None else None

@@ -23,6 +23,7 @@ from config.base import Base
 from config.legacy import LegacyConfigError
 from config.legacy import migrate as migrate_legacy_fields
 from config.fields import OVERRIDES, set_field
+from config.stages import final_stage_config
 from config.validate import ConfigError, validate_config
 from utils.yaml import Cfg, ParamsProcess
 
@@ -73,12 +74,20 @@ def load_config_class(name: str) -> type:
     return getattr(module, name)
 
 
-def load_config(name: str, overrides: Iterable[str] = ()) -> Cfg:
-    """The `Cfg` tree of config NAME with ``section.field=value`` overrides applied, validated."""
+def load_config(name: str, overrides: Iterable[str] = (), final_stage: bool = False) -> Cfg:
+    """The `Cfg` tree of config NAME with ``section.field=value`` overrides applied, validated.
+
+    final_stage: the settings the config's stages end with hold from the start, and no stages are left
+    (`config.stages.final_stage_config`); an override of a field a stage sets still wins.
+    """
+    overrides = list(overrides)
     cfg = ParamsProcess.from_class(load_config_class(name))
     cfg.name = name  # which config class this came from, kept in cfg.yaml
     validate_config(cfg, reference_config(cfg)[0], f"config/{name}.py")
     apply_overrides(cfg, overrides)
+    if final_stage:
+        later = [item for item in overrides if item.partition("=")[0].strip() != "runner.stages"]
+        cfg = apply_overrides(final_stage_config(cfg), later)
     return cfg
 
 

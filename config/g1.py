@@ -7,7 +7,7 @@ held at a relaxed pose by their PD (control.held_joints), as that setup trains t
 
 The pretrained G1 trains in two stages within 2 hours (README, "The G1 model"): 84 minutes of this config with
 control.held_joints_rigid=true (the upper body fixed: 1.3x faster iterations), then 36 minutes of it as is,
-warm-started (--init_from) with runner.stages=[] and the stages' final values.
+warm-started (--init_from) with --final_stage (the stages' final values from the first iteration).
 """
 
 from config.base import Base, RobustDomainRand

@@ -18,6 +18,10 @@ mid-episode), and the PPO settings it reads at every update (`LIVE_ALGORITHM_PAR
 e.g. lowering `algorithm.entropy_coef` once the gait has formed) at the next update. Stages are applied in order of
 ``from_iteration``; a later stage overrides an earlier one's value. A resumed run
 applies every stage it has passed before its first iteration.
+
+A warm start (``--init_from``) from a policy that went through the stages starts
+where they ended with ``--final_stage`` (`final_stage_config`): every stage's
+settings written into the config from the first iteration, and no stages left.
 """
 
 from __future__ import annotations
@@ -85,4 +89,14 @@ def config_at(cfg: Cfg, iteration: int) -> Cfg:
     settled = copy.deepcopy(cfg)
     for key, value in settings_at(getattr(cfg.runner, "stages", []) or [], iteration).items():
         set_field(settled, key, value, origin="runner.stages")
+    return settled
+
+
+def final_stage_config(cfg: Cfg) -> Cfg:
+    """A copy of `cfg` with the settings its last stage leaves in force written in and no stages left
+    (train.py/learn.py --final_stage: a run warm-started from a policy that trained through the stages goes on
+    with what they ended with, instead of the config's first-iteration values)."""
+    stages = getattr(cfg.runner, "stages", []) or []
+    settled = config_at(cfg, max((stage["from_iteration"] for stage in stages), default=0))
+    settled.runner.stages = []
     return settled

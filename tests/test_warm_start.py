@@ -163,6 +163,8 @@ CASES = [
          ["--init_from cut: cannot read checkpoint", "truncated or corrupted"], _truncated_source),
     Case("--init_from without --config", "train", ["--name", "w", "--init_from", GO2] + TINY,
          ["--config is required for a new run"]),
+    Case("--final_stage with --resume", "train", ["--name", "w", "--resume", GO2, "--final_stage"] + TINY,
+         ["--final_stage starts a new run; --resume benchmarks/results/go2/policy continues"]),
 ]
 
 
@@ -186,9 +188,9 @@ def test_a_run_cannot_warm_start_from_its_own_folder_even_with_overwrite(experim
 def test_the_g1_recipe_s_second_stage_takes_the_rigid_first_stage_whole_on_the_robot_as_built():
     """README, "The G1 model": the committed rigid-upper-body policy warm-starts a G1 run whose waist and arms move."""
     first = "benchmarks/results/g1_rigid/policy"
-    experiment, cfg, runner = built(["--config", "g1", "--name", "w", "--init_from", first, "--set", "runner.stages=[]"]
-                                    + TINY)
+    experiment, cfg, runner = built(["--config", "g1", "--name", "w", "--init_from", first, "--final_stage"] + TINY)
     try:
+        assert cfg.runner.stages == [] and cfg.rewards.tracking_sigma_yaw == 0.25  # the stages' last values
         ckpt = torch.load(ROOT / first / "model" / "policy.pt", weights_only=False)
         assert ckpt["cfg"]["control"]["held_joints_rigid"] is True and cfg.control.held_joints_rigid is False
         assert runner.env.robot.model.nv == 35  # the as-built G1: floating base + 29 joints

@@ -55,6 +55,10 @@ def get_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "actor_hidden_dims) and its critic where the shapes match; an experiment name or a "
                              "policy folder path, e.g. benchmarks/results/go2/policy; counters, optimizer and "
                              "learning rate start fresh (unlike --resume)")
+    parser.add_argument("--final_stage", action="store_true",
+                        help="a new run with the settings the config's runner.stages end with from its first "
+                             "iteration, and no stage changes (for --init_from a policy that trained through them); "
+                             "--set still overrides")
     parser.add_argument("--num_envs", type=int, default=None, help="parallel robots (overrides env.num_envs)")
     parser.add_argument("--max_iterations", type=int, default=None,
                         help="PPO iterations to run now (overrides runner.max_iterations); a resumed run adds them")

@@ -3,7 +3,7 @@
 import pytest
 
 from config import ConfigError, apply_overrides, load_config
-from config.stages import config_at, settings_at
+from config.stages import config_at, final_stage_config, settings_at
 
 STAGES = [
     {"from_iteration": 10, "set": {"rewards.scales.termination": -2.0}},
@@ -26,6 +26,28 @@ def test_config_at_writes_the_settings_into_a_copy():
     assert settled.domain_rand.joint_damping_range == [0.2, 5.0]
     assert cfg.rewards.scales.termination == 0.0  # the config itself is unchanged
     assert config_at(cfg, 1).rewards.scales.termination == 0.0
+
+
+def test_final_stage_config_holds_the_last_values_from_the_start_and_no_stages():
+    cfg = apply_overrides(load_config("go2"), [f"runner.stages={STAGES}"])
+    final = final_stage_config(cfg)
+    assert final.runner.stages == []
+    assert final.rewards.scales.termination == -5.0  # the later of the two stages that set it
+    assert final.domain_rand.joint_damping_range == [0.2, 5.0]
+    assert cfg.runner.stages == STAGES and cfg.rewards.scales.termination == 0.0  # the config itself is unchanged
+    assert final_stage_config(load_config("go2", ["runner.stages=[]"])).to_dict() == \
+        load_config("go2", ["runner.stages=[]"]).to_dict()  # no stages: nothing to settle
+
+
+def test_load_config_final_stage_is_the_g1_recipe_s_second_stage_and_a_set_still_wins():
+    """README, "The G1 model": --final_stage replaces the four values the committed run spelled out."""
+    spelled_out = load_config("g1", ["runner.stages=[]", "algorithm.entropy_coef=0.001",
+                                     "rewards.scales.action_rate=-0.1", "rewards.tracking_sigma=0.1",
+                                     "rewards.tracking_sigma_yaw=0.25"])
+    assert load_config("g1", final_stage=True).to_dict() == spelled_out.to_dict()
+    assert load_config("g1", ["rewards.tracking_sigma=0.3"], final_stage=True).rewards.tracking_sigma == 0.3
+    given = load_config("go2", [f"runner.stages={STAGES}"], final_stage=True)  # a --set of the stages settles them
+    assert given.runner.stages == [] and given.rewards.scales.termination == -5.0
 
 
 @pytest.mark.parametrize("stages, expected", [
