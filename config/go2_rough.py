@@ -59,7 +59,8 @@ class go2_rough(go2):
         # The kernel flat Go2 ends its training with (its stages) and the warm start's source was last trained at:
         # with the shared 0.25 a robot standing at a riser under a 0.5 m/s command keeps 37% of the tracking
         # reward, at 0.1 8%. From the start it took the level from 1.85 to 3.18 and stairs 10 cm up from 0/32 to
-        # 26/32 in the same 66 minutes (README "The linear tracking kernel 0.1 from the start").
+        # 26/32 in the same 66 minutes (docs/rough_terrain_trials.md, "The linear tracking kernel 0.1 from the
+        # start").
         tracking_sigma = 0.1  # (m/s)^2
 
         class scales(go2.rewards.scales):

@@ -120,7 +120,7 @@ def feet_swing_height(task) -> torch.Tensor:
     """Feet the gait schedule has in swing that are lower than rewards.foot_clearance_target above the ground
     under them: sum over those feet of (target - height)^2 (0 above the target). Unlike feet_clearance it does
     not scale with the foot's speed, so slow feet do not escape it: with feet_clearance at -400, qmini_rough
-    kept its 2.3 cm swing and stopped walking instead (README, trials/qmini_rough_clear400)."""
+    kept its 2.3 cm swing and stopped walking instead (docs/rough_terrain_trials.md, trials/qmini_rough_clear400)."""
     if task.gait is None:
         raise ValueError("rewards.scales.feet_swing_height needs commands.gait_phase = true")
     return torch.sum(torch.square(clearance_shortfall(task)) * ~task.gait.desired_contact(), dim=1)
