@@ -71,7 +71,7 @@ class LocomotionTask(Task):
         self.critic_obs_layout = critic_obs_layout(self.obs_layout, env.num_feet, env.domain_rand.num_privileged,
                                                    self.critic_scan)
         self.num_critic_obs = sum(size for _, size in self.critic_obs_layout)
-        self.commanded_distance = torch.zeros(n, device=dev)  # m asked for so far this episode (terrain curriculum)
+        self.commanded_offset = torch.zeros(n, 2, device=dev)  # m, world xy the commands asked for (terrain curriculum)
         self.obs_history = torch.zeros(n, self.history_length, self.frame_size, device=dev)
         scales = cfg.normalization.obs_scales
         self.command_scale = torch.tensor([scales.lin_vel, scales.lin_vel, scales.ang_vel], device=dev)
@@ -146,14 +146,22 @@ class LocomotionTask(Task):
             self._steer_to_heading()
         if self.gait is not None:
             self.gait.advance()
-        # a yaw-rate command walks an arc, not a line: only steered commands count towards the distance test
-        steered = self.steering if self.cfg.commands.heading_command else torch.ones_like(self.steering)
-        self.commanded_distance += torch.norm(self.commands[:, :2], dim=1) * self.env.dt * steered
+        self._add_commanded_offset()
+
+    def _add_commanded_offset(self) -> None:
+        """Add this step's commanded velocity, turned into the world frame by the robot's own yaw: the sum is
+        where a perfect tracker would stand now, relative to its spawn point. The terrain curriculum compares
+        the episode's displacement with it; a path length (the sum of |command|) would demote a perfect tracker
+        whose commands point apart, and a yaw-rate command's arc is accounted for."""
+        yaw = yaw_from_quat(self.env.base_quat)
+        cos, sin = torch.cos(yaw), torch.sin(yaw)
+        vx, vy = self.commands[:, 0], self.commands[:, 1]
+        self.commanded_offset += torch.stack([cos * vx - sin * vy, sin * vx + cos * vy], dim=1) * self.env.dt
 
     def reset_idx(self, env_ids: torch.Tensor) -> None:
         if self.gait is not None:
             self.gait.reset(env_ids)
-        self.commanded_distance[env_ids] = 0.0
+        self.commanded_offset[env_ids] = 0.0
         self.resample_commands(env_ids)
         frame = self._policy_frame()[env_ids]
         self.obs_history[env_ids] = frame.unsqueeze(1)  # a new episode's history is its first frame repeated
@@ -230,7 +238,8 @@ class LocomotionTask(Task):
         self.curriculum.finish_episodes(env_ids)
         out["curriculum_level"] = torch.tensor(self.curriculum.level)
         walked = torch.norm(self.env.base_pos[env_ids, :2] - self.env.spawn_xy[env_ids], dim=1)
-        self.env.ground.finish_episodes(env_ids, walked, self.commanded_distance[env_ids])  # terrain curriculum
+        commanded = torch.norm(self.commanded_offset[env_ids], dim=1)
+        self.env.ground.finish_episodes(env_ids, walked, commanded)  # terrain curriculum
         level = self.env.ground.mean_level()
         if level is not None:
             out["terrain_level"] = level

@@ -4,8 +4,9 @@ Game-inspired, as in legged_gym: every env keeps its tile column (its terrain ty
 the whole run and moves between rows (difficulty levels). When an episode ends:
 
 - promoted one level if the robot got farther than half a tile from its spawn point;
-- otherwise demoted one level if it covered less than half the distance its commands
-  asked for over the whole episode (the sum over every command it was given, not the last);
+- otherwise demoted one level if its displacement is less than half the one its commands
+  asked for over the whole episode (every command it was given, not the last, integrated in
+  the world frame with the robot's heading: where a perfect tracker would stand);
 - an env promoted past the top level goes to a random level, so the top stays populated
   without everyone piling up there; no env goes below level 0.
 
@@ -52,7 +53,7 @@ class TerrainCurriculum:
         """Move env_ids between levels at the end of their episodes.
 
         walked: (n,) m, distance from the spawn point at the end; commanded: (n,) m, the
-        distance the episode's commands asked for (integral of |command xy| over its steps).
+        distance from the spawn point the episode's commands asked for (the task integrates them).
         """
         if self.pinned or len(env_ids) == 0:
             return

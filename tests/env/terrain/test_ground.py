@@ -138,19 +138,28 @@ def test_start_levels_and_resume():
     assert set(fewer.levels.tolist()) <= set(cur.levels.tolist())
 
 
-def test_commanded_distance_sums_every_command_of_the_episode(rough_cfg):
+def test_commanded_offset_is_where_a_perfect_tracker_would_stand(rough_cfg):
+    """The curriculum's demotion test compares the displacement with the commands' world-frame sum: commands
+    that point apart cancel (a path length would demote a perfect tracker), every command of the episode counts."""
+    from env.utils.math import yaw_from_quat
+
     env = make_env(rough_cfg)
-    task, dt = env.task, env.robot.dt
+    task, robot, dt = env.task, env.robot, env.robot.dt
     env.reset()
-    task.hold_commands(torch.tensor([1.0, 0.0, 0.0]))
-    for _ in range(10):
-        env.step(torch.zeros(env.num_envs, env.num_actions))
-    task.hold_commands(torch.tensor([0.0, 0.0, 0.0]))  # the last command asks for nothing
-    for _ in range(10):
-        env.step(torch.zeros(env.num_envs, env.num_actions))
-    alive = env.robot.episode_length_buf == 20
+    yaw = yaw_from_quat(robot.base_quat).clone()
+    for command in ([1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 0.0], [-1.0, 0.0, 0.0]):
+        task.hold_commands(torch.tensor(command))  # the last but one asks for nothing
+        for _ in range(10):
+            env.step(torch.zeros(env.num_envs, env.num_actions))
+    alive = robot.episode_length_buf == 40
     assert alive.any()
-    assert task.commanded_distance[alive] == pytest.approx(torch.full((int(alive.sum()),), 10 * dt), abs=1e-5)
+    turned = (yaw_from_quat(robot.base_quat) - yaw).abs().max()
+    assert turned < 0.2  # the robots keep (nearly) their heading, so the sum is 10 steps to their left
+    left = torch.stack([-torch.sin(yaw), torch.cos(yaw)], dim=1) * 10 * dt
+    assert torch.allclose(task.commanded_offset[alive], left[alive], atol=30 * dt * float(turned) + 1e-5)  # 30 moving steps
+    assert torch.all(torch.norm(task.commanded_offset[alive], dim=1) < 15 * dt)  # the path was 30 steps long
+    env.reset()  # a new episode asks for nothing yet
+    assert torch.all(task.commanded_offset == 0)
 
 
 def test_base_height_and_scan_are_measured_from_the_ground_under_the_robot(rough_cfg):
