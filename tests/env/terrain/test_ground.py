@@ -141,7 +141,7 @@ def test_start_levels_and_resume():
 def test_commanded_offset_is_where_a_perfect_tracker_would_stand(rough_cfg):
     """The curriculum's demotion test compares the displacement with the commands' world-frame sum: commands
     that point apart cancel (a path length would demote a perfect tracker), every command of the episode counts."""
-    from env.utils.math import yaw_from_quat
+    from env.utils.math import wrap_to_pi, yaw_from_quat
 
     env = make_env(rough_cfg)
     task, robot, dt = env.task, env.robot, env.robot.dt
@@ -153,10 +153,10 @@ def test_commanded_offset_is_where_a_perfect_tracker_would_stand(rough_cfg):
             env.step(torch.zeros(env.num_envs, env.num_actions))
     alive = robot.episode_length_buf == 40
     assert alive.any()
-    turned = (yaw_from_quat(robot.base_quat) - yaw).abs().max()
+    turned = wrap_to_pi(yaw_from_quat(robot.base_quat) - yaw).abs().max()
     assert turned < 0.2  # the robots keep (nearly) their heading, so the sum is 10 steps to their left
     left = torch.stack([-torch.sin(yaw), torch.cos(yaw)], dim=1) * 10 * dt
-    assert torch.allclose(task.commanded_offset[alive], left[alive], atol=30 * dt * float(turned) + 1e-5)  # 30 moving steps
+    assert torch.allclose(task.commanded_offset[alive], left[alive], atol=30 * dt * float(turned) + 1e-5)
     assert torch.all(torch.norm(task.commanded_offset[alive], dim=1) < 15 * dt)  # the path was 30 steps long
     env.reset()  # a new episode asks for nothing yet
     assert torch.all(task.commanded_offset == 0)
