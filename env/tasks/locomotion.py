@@ -14,7 +14,7 @@ from env.tasks.curriculum import CommandCurriculum
 from env.tasks.gait import GaitSchedule
 from env.tasks.observation_mirror import task_mirror_maps
 from env.tasks.rewards import REWARDS
-from env.utils.math import sample_uniform, wrap_to_pi, yaw_from_quat
+from env.utils.math import rotate_by_yaw, sample_uniform, wrap_to_pi, yaw_from_quat
 from env.utils.mirror import MirrorMaps
 from utils.yaml import Cfg
 
@@ -153,10 +153,7 @@ class LocomotionTask(Task):
         where a perfect tracker would stand now, relative to its spawn point. The terrain curriculum compares
         the episode's displacement with it; a path length (the sum of |command|) would demote a perfect tracker
         whose commands point apart, and a yaw-rate command's arc is accounted for."""
-        yaw = yaw_from_quat(self.env.base_quat)
-        cos, sin = torch.cos(yaw), torch.sin(yaw)
-        vx, vy = self.commands[:, 0], self.commands[:, 1]
-        self.commanded_offset += torch.stack([cos * vx - sin * vy, sin * vx + cos * vy], dim=1) * self.env.dt
+        self.commanded_offset += rotate_by_yaw(self.commands[:, :2], yaw_from_quat(self.env.base_quat)) * self.env.dt
 
     def reset_idx(self, env_ids: torch.Tensor) -> None:
         if self.gait is not None:

@@ -17,7 +17,7 @@ import math
 import torch
 
 from env.terrain.grid import TerrainGrid
-from env.utils.math import yaw_from_quat
+from env.utils.math import rotate_by_yaw, yaw_from_quat
 
 
 class HeightMap:
@@ -96,7 +96,4 @@ def scan_pattern(size: list[float], points: list[int], device: torch.device | st
 
 def scan_points_world(pattern: torch.Tensor, base_pos: torch.Tensor, base_quat: torch.Tensor) -> torch.Tensor:
     """The pattern (P, 2) turned by each base's yaw and moved to its xy: (N, P, 2)."""
-    yaw = yaw_from_quat(base_quat)
-    c, s = torch.cos(yaw).unsqueeze(1), torch.sin(yaw).unsqueeze(1)
-    px, py = pattern[:, 0].unsqueeze(0), pattern[:, 1].unsqueeze(0)
-    return torch.stack([c * px - s * py, s * px + c * py], dim=-1) + base_pos[:, None, :2]
+    return rotate_by_yaw(pattern.unsqueeze(0), yaw_from_quat(base_quat).unsqueeze(1)) + base_pos[:, None, :2]

@@ -40,5 +40,12 @@ def yaw_from_quat(q: torch.Tensor) -> torch.Tensor:
     return torch.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
+def rotate_by_yaw(xy: torch.Tensor, yaw: torch.Tensor) -> torch.Tensor:
+    """Planar vectors (..., 2) turned by yaw (rad, broadcast against xy's leading dims) about world z."""
+    c, s = torch.cos(yaw), torch.sin(yaw)
+    x, y = xy.unbind(-1)
+    return torch.stack([c * x - s * y, s * x + c * y], dim=-1)
+
+
 def wrap_to_pi(angle: torch.Tensor) -> torch.Tensor:
     return torch.remainder(angle + torch.pi, 2 * torch.pi) - torch.pi
