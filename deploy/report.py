@@ -86,6 +86,28 @@ def course_table(results: dict[str, dict[str, Any]], min_success: float) -> str:
     return "\n".join(lines)
 
 
+def sim2sim_report(fmt: str, mode: str, spec: Any, robot: Any, opts: Any, args: Any, wall: float,
+                   results: dict[str, dict[str, Any]], course_results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The JSON report of one deploy.sim2sim run (spec: the PolicySpec, robot: the RobotModel, opts: RunOptions)."""
+    return {
+        "format": fmt, "mode": mode, "export": str(spec.path), "config": spec.config,
+        "model": str(robot.path), "wall_s": wall,
+        "physics": {"sim_dt": robot.sim_dt, "substeps": robot.substeps, "control_dt": spec.control_dt,
+                    "training_sim_dt": spec.sim_dt, "training_decimation": spec.decimation},
+        "options": {**{k: v for k, v in opts.__dict__.items() if k != "schedule"},
+                    "commands": str(opts.schedule) if opts.schedule else None, "jobs": args.jobs},
+        "foot_geoms": [robot.geom_name(g) for g in robot.foot_geoms],
+        "units": {"lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s", "energy_J": "J", "distance_m": "m",
+                  "energy_per_metre": "J/m", "episode_length_s": "s"},
+        "pass_criteria": {"max_fall_rate": args.max_fall_rate, "max_lin_vel_rmse_steady": args.max_lin_err,
+                          "course_min_success_rate": args.min_success},
+        "results": {name: {**r, "pass": verdict(r["summary"], args.max_fall_rate, args.max_lin_err)}
+                    for name, r in results.items()},
+        "courses": {name: {**r, "pass": course_verdict(r["summary"], args.min_success)}
+                    for name, r in course_results.items()},
+    }
+
+
 def clean(data: Any, digits: int = 6) -> Any:
     """JSON-safe copy: floats rounded, NaN/inf as null."""
     if isinstance(data, float):
@@ -99,8 +121,12 @@ def clean(data: Any, digits: int = 6) -> Any:
 
 def write_json(path: str | Path, report: dict[str, Any]) -> Path:
     """Write atomically: a temp file in the same folder, then rename."""
+    return write_text(path, json.dumps(clean(report), indent=2, allow_nan=False) + "\n")
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    """Write `text` to `path` atomically: a temp file in the same folder, then rename."""
     path = Path(path)
-    text = json.dumps(clean(report), indent=2, allow_nan=False) + "\n"
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:

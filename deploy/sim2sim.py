@@ -42,8 +42,9 @@ from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episode
 from deploy.observation import check_terms  # noqa: E402
 from deploy.perturb import VARIANTS, Variant, parse_variants, variant_model  # noqa: E402
 from deploy.policy_io import DeployError, OnnxPolicy, PolicySpec, load_policy, resolve_export_dir  # noqa: E402
-from deploy.report import course_table, course_verdict, episode_table, suite_table, verdict, write_json  # noqa: E402
+from deploy.report import course_table, episode_table, sim2sim_report, suite_table, write_json  # noqa: E402
 from deploy.robot_model import RobotModel, build_robot  # noqa: E402
+from deploy.trace import Tracer  # noqa: E402
 
 REPORT_FORMAT = "legged-ppo-sim2sim/1"
 
@@ -133,6 +134,8 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", default=None, metavar="FILE.json", help="write the results as JSON")
     p.add_argument("--video", default=None, metavar="OUT.mp4", help="record the first episode of the first model or course run (mp4; needs imageio, "
                    "imageio-ffmpeg)")
+    p.add_argument("--trace", default=None, metavar="OUT.csv", help="write the first episode of the first model or "
+                   "course run as CSV: base pose, velocity and foot contacts per control step (deploy/trace.py)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(attach_negative_schedule(sys.argv[1:] if argv is None else list(argv)))
     if args.variants is not None:
@@ -245,7 +248,7 @@ def default_model(export: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
-    recorder = None
+    recorder = tracer = None
     try:
         args = get_args(argv)
         _check_output(args.out, "--out")
@@ -263,12 +266,17 @@ def main(argv: list[str] | None = None) -> int:
         for c in courses:
             course_model(robot, c)
         jobs = [("variant", v.name) for v in variants] + [("course", c.name) for c in courses]
+        _check_output(args.trace, "--trace")
+        shown = (robot.model if variants else course_model(robot, courses[0])) if args.video or args.trace else None
         if args.video:
             from deploy.video import Recorder, check_writer
 
             check_writer()
-            shown = robot.model if variants else course_model(robot, courses[0])  # the first job's scene
             recorder = Recorder(shown, args.video, 1.0 / spec.control_dt, robot.base_body, side_view=not variants)
+        if args.trace:
+            tracer = Tracer(shown, args.trace, robot.free_qpos, robot.free_qvel,
+                            [robot.geom_name(g) for g in robot.foot_geoms],
+                            None if variants else courses[0].ground_height)
     except DeployError as err:
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
         return 2
@@ -291,19 +299,20 @@ def main(argv: list[str] | None = None) -> int:
     steps = int(math.ceil(opts.duration / spec.control_dt - 1e-9))
     progress = None if args.quiet else ProgressLine(steps * opts.episodes * len(jobs), spec.control_dt,
                                                     "sim2sim", sys.stderr)
+    sinks = [s for s in (recorder, tracer) if s is not None]  # fed the first episode of the first job
+    sink = (lambda data: [each(data) for each in sinks]) if sinks else None
     done: dict[tuple[str, str], dict[str, Any]] = {}
     try:
         if args.jobs > 1 and len(jobs) > 1:
-            done = _run_parallel(args, (spec, policy, robot), jobs, opts, recorder)
+            done = _run_parallel(args, (spec, policy, robot), jobs, opts, sink)
         else:
             for i, job in enumerate(jobs):
-                sink = recorder if (i == 0 and recorder is not None) else None
-                done[job] = run_job(spec, policy, robot, job, opts, progress, sink)
+                done[job] = run_job(spec, policy, robot, job, opts, progress, sink if i == 0 else None)
                 if args.suite or job[0] == "course":
                     print(f"  {_job_line(job, done[job])}", flush=True)
     except BaseException as err:
-        if recorder is not None:
-            recorder.abort()  # no half-written video
+        for each in sinks:
+            each.abort()  # no half-written video or trace
         if isinstance(err, KeyboardInterrupt):
             print("interrupted", file=sys.stderr)
             return 130
@@ -323,24 +332,10 @@ def main(argv: list[str] | None = None) -> int:
     if recorder is not None:
         path = recorder.finish()
         print(f"wrote {path} ({recorder.frames} frames, {1.0 / spec.control_dt:g} fps)", flush=True)
+    if tracer is not None:
+        print(f"wrote {tracer.finish()} ({len(tracer.rows)} control steps)", flush=True)
     if args.out:
-        report = {
-            "format": REPORT_FORMAT, "mode": mode, "export": str(spec.path), "config": spec.config,
-            "model": str(robot.path), "wall_s": wall,
-            "physics": {"sim_dt": robot.sim_dt, "substeps": robot.substeps, "control_dt": spec.control_dt,
-                        "training_sim_dt": spec.sim_dt, "training_decimation": spec.decimation},
-            "options": {**{k: v for k, v in opts.__dict__.items() if k != "schedule"},
-                        "commands": str(opts.schedule) if opts.schedule else None, "jobs": args.jobs},
-            "foot_geoms": [robot.geom_name(g) for g in robot.foot_geoms],
-            "units": {"lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s", "energy_J": "J", "distance_m": "m",
-                      "energy_per_metre": "J/m", "episode_length_s": "s"},
-            "pass_criteria": {"max_fall_rate": args.max_fall_rate, "max_lin_vel_rmse_steady": args.max_lin_err,
-                              "course_min_success_rate": args.min_success},
-            "results": {name: {**r, "pass": verdict(r["summary"], args.max_fall_rate, args.max_lin_err)}
-                        for name, r in results.items()},
-            "courses": {name: {**r, "pass": course_verdict(r["summary"], args.min_success)}
-                        for name, r in course_results.items()},
-        }
+        report = sim2sim_report(REPORT_FORMAT, mode, spec, robot, opts, args, wall, results, course_results)
         print(f"wrote {write_json(args.out, report)}", flush=True)
     return 0
 
@@ -363,7 +358,7 @@ def _job_line(job: tuple[str, str], r: dict[str, Any]) -> str:
 
 
 def _run_parallel(args: argparse.Namespace, loaded: tuple, jobs: list[tuple[str, str]], opts: RunOptions,
-                  recorder) -> dict:
+                  sink) -> dict:
     """Variants and courses in `jobs` processes (spawned: nothing of this process's MuJoCo or ONNX state is shared)."""
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
@@ -371,11 +366,11 @@ def _run_parallel(args: argparse.Namespace, loaded: tuple, jobs: list[tuple[str,
     done = {}
     first = jobs[0]
     rest = [(args.export, args.model, job, opts) for job in jobs[1:]]
-    with ProcessPoolExecutor(max_workers=args.jobs - 1 if recorder else args.jobs,
+    with ProcessPoolExecutor(max_workers=args.jobs - 1 if sink else args.jobs,
                              mp_context=mp.get_context("spawn")) as pool:
         futures = [pool.submit(_worker, job) for job in rest]
-        if recorder is not None:  # the recorded first job runs here, next to the pool
-            done[first] = run_job(*loaded, first, opts, None, recorder)
+        if sink is not None:  # the recorded or traced first job runs here, next to the pool
+            done[first] = run_job(*loaded, first, opts, None, sink)
         else:
             futures.insert(0, pool.submit(_worker, (args.export, args.model, first, opts)))
         for fut in futures:

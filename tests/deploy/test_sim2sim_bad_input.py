@@ -89,6 +89,7 @@ def test_bad_flags(capsys, go2_export, tmp_path):
     _fails(capsys, ["--export", str(old_export)], "has no scene.xml (exported by an older version): pass --model MJCF")
     _fails(capsys, [*base[:4], "--out", str(tmp_path / "no" / "out.json")], "does not exist")
     _fails(capsys, [*base[:4], "--out", str(tmp_path)], "is a folder")
+    _fails(capsys, [*base, "--trace", str(tmp_path / "no" / "trace.csv")], "--trace: folder")
     assert not out.exists()
 
 
