@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             recorder = Recorder(shown, args.video, 1.0 / spec.control_dt, robot.base_body, side_view=not variants)
         if args.trace:
             tracer = Tracer(shown, args.trace, robot.free_qpos, robot.free_qvel,
-                            [robot.geom_name(g) for g in robot.foot_geoms],
+                            {robot.geom_name(g): g for g in robot.foot_geoms},
                             None if variants else courses[0].ground_height)
     except DeployError as err:
         print(f"error: {' '.join(str(err).split())}", file=sys.stderr)

@@ -29,12 +29,14 @@ class Tracer:
     """A frame sink (called with the MjData after every control step) that writes a CSV on finish()."""
 
     def __init__(self, model: mujoco.MjModel, path: str | Path, free_qpos: int, free_qvel: int,
-                 foot_names: list[str], ground: Callable[[np.ndarray], np.ndarray] | None = None):
+                 foot_geoms: dict[str, int], ground: Callable[[np.ndarray], np.ndarray] | None = None):
+        """foot_geoms: name -> id of each foot geom in the robot's own model."""
         self.path = Path(path)
         self.fq, self.fv = free_qpos, free_qvel
-        self.foot_names = list(foot_names)
-        # by name: a course model holds the robot's geoms and the course's, so ids may differ from the robot's own
-        self.foot_ids = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, n) for n in self.foot_names])
+        self.foot_names = list(foot_geoms)
+        # by name where it has one: a course model holds the robot's geoms and the course's, so ids may differ
+        by_name = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, n) for n in self.foot_names]
+        self.foot_ids = [i if i >= 0 else gid for i, gid in zip(by_name, foot_geoms.values())]
         self.ground = ground
         self.rows: list[list[float]] = []
 
