@@ -21,7 +21,7 @@ from typing import Callable
 import mujoco
 import numpy as np
 
-from deploy.observation import quat_rotate_inverse
+from deploy.episodes import base_linear_velocity
 from deploy.report import write_text
 
 
@@ -49,7 +49,7 @@ class Tracer:
         q, v, fq, fv = data.qpos, data.qvel, self.fq, self.fv
         pos, quat = q[fq:fq + 3], q[fq + 3:fq + 7]
         ground = float(self.ground(pos[None, :2])[0]) if self.ground is not None else 0.0
-        vel = quat_rotate_inverse(quat[None], v[None, fv:fv + 3])[0]
+        vel = base_linear_velocity(q[None], v[None], fq, fv)[0]
         n = data.ncon
         touching = set(data.contact.geom1[:n].tolist()) | set(data.contact.geom2[:n].tolist())
         contacts = [1.0 if int(g) in touching else 0.0 for g in self.foot_ids]
