@@ -33,7 +33,7 @@ import dataclasses  # noqa: E402
 import math  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 from deploy.commands import attach_negative_schedule, parse_schedule  # noqa: E402
 from deploy.courses import Course, course_model, course_spec, parse_course  # noqa: E402
@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     progress = None if args.quiet else ProgressLine(steps * opts.episodes * len(jobs), spec.control_dt,
                                                     "sim2sim", sys.stderr)
     sinks = [s for s in (recorder, tracer) if s is not None]  # fed the first episode of the first job
-    sink = (lambda data: [each(data) for each in sinks]) if sinks else None
+    sink = _fan_out(sinks) if sinks else None
     done: dict[tuple[str, str], dict[str, Any]] = {}
     try:
         if args.jobs > 1 and len(jobs) > 1:
@@ -345,6 +345,14 @@ def _physics(spec: PolicySpec, robot: RobotModel) -> str:
     if robot.substeps != spec.decimation:
         text += f" (trained at {spec.sim_dt:g} s x {spec.decimation})"
     return text
+
+
+def _fan_out(sinks: list[Callable[[Any], None]]) -> Callable[[Any], None]:
+    """One frame sink that hands each physics frame to every sink in turn (video, trace)."""
+    def feed(data: Any) -> None:
+        for each in sinks:
+            each(data)
+    return feed
 
 
 def _job_line(job: tuple[str, str], r: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ from typing import Callable
 import mujoco
 import numpy as np
 
-from deploy.episodes import base_linear_velocity
+from deploy.episodes import base_linear_velocity, yaw_of
 from deploy.report import write_text
 
 
@@ -70,5 +70,4 @@ def euler_zyx(quat: np.ndarray) -> tuple[float, float, float]:
     w, x, y, z = (float(c) for c in quat)
     roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
     pitch = math.asin(max(-1.0, min(1.0, 2.0 * (w * y - z * x))))
-    yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-    return roll, pitch, yaw
+    return roll, pitch, float(yaw_of(np.asarray(quat, dtype=float)[None])[0])
