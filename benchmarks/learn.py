@@ -188,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         + ([f"sim.backend={args.backend}"] if args.backend else []) + [f"runner.device={check_device(args.device)}"]
     out_dir = Path(args.out) if args.out else RESULTS / args.config
     experiment = Experiment(args.experiment or f"learn_{args.config}_{args.algo}")
-    ckpt, previous_rows, previous_resumes, previous_init = None, None, None, None
+    ckpt, previous = None, {}
     if args.resume:
-        cfg, ckpt, previous_rows, previous_resumes, previous_init = resume_state(args, experiment, out_dir, overrides)
+        cfg, ckpt, previous = resume_state(args, experiment, out_dir, overrides)
     else:
         cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"], final_stage=args.final_stage)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -201,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     # as train.py: cfg.yaml is what trains now, a resume's --set included (play.py and the export read it)
     atomic_write_text(experiment.cfg_path, ParamsProcess.dumps(cfg))
 
+    previous_rows = previous.get("rows")
     set_seed(args.seed + (len(previous_rows) if previous_rows else 0))  # a resumed run draws new episodes
     env = make_env(cfg, cfg.runner.device)
     recorder = CurveRecorder(env, previous_rows)
@@ -211,15 +212,18 @@ def main(argv: list[str] | None = None) -> int:
 
     def write_curve() -> None:
         curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
-                 "seed": args.seed, "overrides": overrides, "torch_threads": torch.get_num_threads(),
+                 "seed": args.seed, "overrides": recorded_overrides, "torch_threads": torch.get_num_threads(),
                  "machine": machine,
                  "resumed_at_iterations": resumed_at, "init_from": init_from,
                  "stage_iterations": sorted({st["from_iteration"] for st in getattr(cfg.runner, "stages", []) or []}),
                  "rows": recorder.rows}
         atomic_write_text(out_dir / f"curve_{args.algo}.json", json.dumps(curve, indent=1) + "\n")
 
-    init_from = previous_init if args.resume else args.init_from
-    resumed_at = (previous_resumes or []) + ([previous_rows[-1]["iteration"]] if previous_rows else [])
+    init_from = previous.get("init_from") if args.resume else args.init_from
+    resumed_at = previous.get("resumed_at_iterations", []) + ([previous_rows[-1]["iteration"]] if previous_rows else [])
+    # a resume's curve keeps the settings the run started with (its cfg.yaml holds them) and adds its own --set
+    first_overrides = previous.get("overrides", [])
+    recorded_overrides = first_overrides + [o for o in overrides if o not in first_overrides]
     if args.algo == "ours":
         train_ours(env, cfg, experiment, budget_s, recorder, ckpt, after_iteration=write_curve, warm=warm)
     else:
@@ -240,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[str]):
-    """The saved config, checkpoint and curve rows of the run to continue; ValueError if any is missing."""
+    """The saved config, the checkpoint and what the curve recorded so far (its rows up to the checkpoint,
+    resumes, warm start and overrides) of the run to continue; ValueError if any is missing."""
     from config import apply_overrides, load_saved_config
     from utils.checkpoint import read_checkpoint
 
@@ -262,7 +267,8 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
     if not rows or rows[-1]["iteration"] < it - 1:
         raise ValueError(f"{curve_path} ends at iteration {rows[-1]['iteration'] if rows else 0} but the checkpoint "
                          f"is at {it}; they are not the same run")
-    return cfg, ckpt, rows, curve.get("resumed_at_iterations", []), curve.get("init_from")
+    return cfg, ckpt, {"rows": rows, "resumed_at_iterations": curve.get("resumed_at_iterations", []),
+                       "init_from": curve.get("init_from"), "overrides": curve.get("overrides", [])}
 
 
 def restore_experiment(experiment: Experiment, kept: Path) -> None:

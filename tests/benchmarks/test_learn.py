@@ -38,6 +38,8 @@ def test_a_run_keeps_its_policy_folder_and_a_resume_continues_the_curve(tmp_path
     assert all(b["minutes"] >= a["minutes"] and b["env_steps"] > a["env_steps"] for a, b in zip(rows, rows[1:]))
     assert rows[n]["env_steps"] - rows[n - 1]["env_steps"] == 8 * 4  # the saved 8 envs x 4 steps hold
     assert curve["resumed_at_iterations"] == [n]
+    assert curve["overrides"] == first["overrides"]  # what the run started with, though the resume gave no --set
+    assert "runner.num_steps_per_env=4" in curve["overrides"] and "env.num_envs=8" in curve["overrides"]
     assert torch.load(policy / "model" / "policy.pt", weights_only=False)["iteration"] == len(rows)
 
 
@@ -62,6 +64,9 @@ def test_a_resume_with_set_records_the_new_setting_in_the_kept_cfg_yaml(tmp_path
     assert run(out, "--resume", "--set", "algorithm.entropy_coef=0.0007") == 0
     for cfg_yaml in (experiments_dir / "l" / "model" / "cfg.yaml", out / "policy" / "model" / "cfg.yaml"):
         assert "entropy_coef: 0.0007" in cfg_yaml.read_text()  # play.py and the export read what trained
+    overrides = json.loads((out / "curve_ours.json").read_text())["overrides"]
+    assert overrides[:2] == ["runner.num_steps_per_env=4", "env.num_envs=8"] and overrides.count("runner.device=cpu") == 1
+    assert overrides[-1] == "algorithm.entropy_coef=0.0007"
 
 
 def test_resume_without_an_earlier_run_is_refused(tmp_path):
