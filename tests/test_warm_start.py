@@ -118,6 +118,23 @@ def test_go2_into_a_perceptive_run_grows_the_actor_with_zero_weights_on_the_scan
         runner.close()
 
 
+
+def test_a_perceptive_run_with_the_gait_clock_grows_the_actor_by_both_appended_terms(capsys):
+    """The clock sits between the proprioception and the scan: a blind clock-less source still fits, with zero
+    weights on the 3 clock inputs and the 187 scan inputs."""
+    experiment, cfg, runner = built(["--config", "go2_perceptive", "--name", "pc", "--init_from", GO2] + TINY
+                                    + ["--set", "terrain.num_rows=2", "--set", "terrain.num_cols=7",
+                                       "--set", "commands.gait_phase=true", "--set", "rewards.scales.gait_contact=0.5"])
+    try:
+        ckpt = source()
+        actor = runner.alg.actor.state_dict()
+        first = next(k for k, v in actor.items() if v.dim() == 2)
+        assert actor[first].shape == (256, 45 + 3 + 187)
+        assert torch.equal(actor[first][:, :45], ckpt["actor"][first]) and not actor[first][:, 45:].any()
+        assert "zero weights on the new inputs gait_clock (3), height_scan (187)" in capsys.readouterr().out
+    finally:
+        runner.close()
+
 def test_train_main_writes_a_run_that_counts_from_zero(experiments):
     code, out, err = run_quietly(train.main, ["--config", "go2", "--name", "m", "--init_from", GO2,
                                               "--max_iterations", "1"] + TINY)
