@@ -87,13 +87,13 @@ def test_the_export_rebuilds_the_training_observation(perceptive_env, tmp_path):
     state = RobotState(base_quat=robot.base_quat.double().numpy(), base_ang_vel=robot.base_ang_vel.double().numpy(),
                        dof_pos=robot.dof_pos.double().numpy(), dof_vel=robot.dof_vel.double().numpy(),
                        commands=task.commands.double().numpy(), last_action=robot.actions.double().numpy(),
-                       gait_clock=np.zeros((env.num_envs, 3)),
+                       gait_clock=task.gait.observation().double().numpy(),  # the trot clock, before the scan
                        height_scan=scanner_for(cfg, env).values(pos, yaw))
     ours = ObservationBuilder(spec, env.num_envs).frame(state)
     theirs = task._policy_frame().double().numpy()
     assert ours.shape == theirs.shape
-    np.testing.assert_allclose(ours[:, :45], theirs[:, :45], atol=1e-4)  # proprioception
-    scan_err = np.abs(ours[:, 45:] - theirs[:, 45:]) / 5.0  # back to metres (scale 5)
+    np.testing.assert_allclose(ours[:, :48], theirs[:, :48], atol=1e-4)  # proprioception and the clock
+    scan_err = np.abs(ours[:, 48:] - theirs[:, 48:]) / 5.0  # back to metres (scale 5)
     assert np.quantile(scan_err, 0.95) < 1e-3
 
 
