@@ -47,7 +47,7 @@ class go2_rough(go2):
         heading_command = True  # bool, walk straight towards a drawn heading: the curriculum measures distance
         # A trot clock in the observation (sin, cos, frequency; a warm start from a clock-less policy gives it zero
         # weights). Without it every traced stair failure was a robot standing at a riser under a 0.5 m/s command,
-        # a fixed point of the loop; with it the same stage climbs 10 cm stairs in 128 of 128 episodes, not 117
+        # a fixed point of the loop; with it the same stage climbs 10 cm stairs in 128 of 128 episodes, not 89
         # (docs/rough_terrain_trials.md, "Stop 57"). The range is centred on the 1.46 Hz the clock-less policy stepped at.
         gait_phase = True  # bool, phase clock in the observation and the gait_contact reward
         gait_frequency = [1.25, 1.75]  # Hz, drawn with each command
