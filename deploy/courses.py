@@ -4,8 +4,10 @@
     stairs_down:H[,tread=T][,steps=N]   the same walked down, from a platform N*H m high
     slope_up:G[,length=L]               a ramp of grade G (rise over run) over L m of run (default 3), then a platform
     slope_down:G[,length=L]             the same walked down, from the platform at the top
-    boxes:H[,cell=C][,length=L][,seed=S]  a field L m long (default 4) of C m square boxes (0.4), each of a height
-                                        drawn uniformly in [0, H] (generator seeded with S, default 0)
+    boxes:H[,cell=C][,length=L][,seed=S][,layouts=N]  a field L m long (default 4) of C m square boxes (0.4),
+                                        each of a height drawn uniformly in [0, H] (generator seeded with S,
+                                        default 0); with layouts=N the episodes are shared out over N fields,
+                                        seeded S .. S+N-1 (default 1: every episode on the same field)
 
 Every course is APPROACH m ahead of the spawn point along +x, WIDTH m wide, centred on y = 0,
 and ends at a goal line GOAL_MARGIN m past its last edge (the base past it: every foot of a
@@ -47,7 +49,7 @@ KINDS = {  # kind: (name of its number, unit, defaults of its options)
     "stairs_down": ("step height", "m", {"tread": 0.30, "steps": 8}),
     "slope_up": ("grade", "rise over run", {"length": 3.0}),
     "slope_down": ("grade", "rise over run", {"length": 3.0}),
-    "boxes": ("max height", "m", {"cell": 0.4, "length": 4.0, "seed": 0}),
+    "boxes": ("max height", "m", {"cell": 0.4, "length": 4.0, "seed": 0, "layouts": 1}),
 }
 
 
@@ -55,12 +57,20 @@ KINDS = {  # kind: (name of its number, unit, defaults of its options)
 class Course:
     kind: str
     value: float  # step height (m), grade (rise over run) or max box height (m)
-    options: dict = field(default_factory=dict)  # tread, steps, length, cell, seed (KINDS defaults filled in)
+    options: dict = field(default_factory=dict)  # tread, steps, length, cell, seed, layouts (KINDS defaults filled in)
 
     @property
     def name(self) -> str:
         extra = [f"{k}={v:g}" for k, v in self.options.items() if v != KINDS[self.kind][2][k]]
         return ",".join([f"{self.kind}:{self.value:g}"] + extra)
+
+    def layouts(self) -> list[Course]:
+        """The fields the episodes are shared out over: one course per layout seed (itself if it has one)."""
+        n = int(self.options.get("layouts", 1))
+        if n == 1:
+            return [self]
+        return [Course(self.kind, self.value, {**self.options, "seed": int(self.options["seed"]) + k, "layouts": 1})
+                for k in range(n)]
 
     @property
     def descending(self) -> bool:
@@ -199,13 +209,13 @@ def parse_course(text: str) -> Course:
         if key not in defaults or not eq:
             raise DeployError(f"--course {text!r}: unknown option {item!r}; {kind} takes "
                               f"{', '.join(f'{k}=' for k in defaults)}")
-        if key in ("steps", "seed"):
+        if key in ("steps", "seed", "layouts"):
             try:
                 options[key] = int(raw)
             except ValueError:
                 raise DeployError(f"--course {text!r}: {key} must be an integer, got {raw!r}") from None
-            if key == "steps" and options[key] < 1:
-                raise DeployError(f"--course {text!r}: steps must be >= 1, got {raw}")
+            if key in ("steps", "layouts") and options[key] < 1:
+                raise DeployError(f"--course {text!r}: {key} must be >= 1, got {raw}")
         else:
             options[key] = _positive_number(raw, f"--course {text!r}: {key} (m)")
     if kind == "boxes" and options["cell"] > options["length"]:

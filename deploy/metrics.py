@@ -48,6 +48,15 @@ class Metrics:
         self.fell = np.zeros(num, dtype=bool)
         self.fall_time = np.full(num, np.nan)
 
+    @classmethod
+    def concat(cls, parts: list[Metrics]) -> Metrics:
+        """One Metrics holding the episodes of `parts` in order (a course run in several layouts)."""
+        out = cls(0, parts[0].dt, course=parts[0].course)
+        for name, value in vars(out).items():
+            if isinstance(value, np.ndarray):
+                setattr(out, name, np.concatenate([getattr(p, name) for p in parts]))
+        return out
+
     def record(self, live: np.ndarray, fell: np.ndarray, cmd: np.ndarray, lin_xy: np.ndarray, yaw_rate: np.ndarray,
                steady: np.ndarray, moved: np.ndarray, t: float) -> np.ndarray:
         """One control step of the robots that were `live` before it; returns the robots still live after it."""

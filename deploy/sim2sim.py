@@ -29,19 +29,19 @@ if any(a == "--video" or a.startswith("--video=") for a in sys.argv[1:]):
     configure_headless_gl()  # before mujoco is imported: MUJOCO_GL=egl on a machine without a display
 
 import argparse  # noqa: E402
-import dataclasses  # noqa: E402
 import math  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 from deploy.commands import attach_negative_schedule, parse_schedule  # noqa: E402
-from deploy.courses import Course, course_model, course_spec, parse_course  # noqa: E402
+from deploy.courses import course_model, parse_course  # noqa: E402
 from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults, suite_courses  # noqa: E402
-from deploy.episodes import ProgressLine, RunOptions, plan_episodes, run_episodes  # noqa: E402
+from deploy.episodes import ProgressLine, RunOptions  # noqa: E402
+from deploy.jobs import run_in_worker, run_job  # noqa: E402
 from deploy.observation import check_terms  # noqa: E402
-from deploy.perturb import VARIANTS, Variant, parse_variants, variant_model  # noqa: E402
-from deploy.policy_io import DeployError, OnnxPolicy, PolicySpec, load_policy, resolve_export_dir  # noqa: E402
+from deploy.perturb import VARIANTS, parse_variants, variant_model  # noqa: E402
+from deploy.policy_io import DeployError, PolicySpec, load_policy, resolve_export_dir  # noqa: E402
 from deploy.report import course_table, episode_table, sim2sim_report, suite_table, write_json  # noqa: E402
 from deploy.robot_model import RobotModel, build_robot  # noqa: E402
 from deploy.trace import Tracer  # noqa: E402
@@ -182,61 +182,6 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
     return opts, notes
 
 
-def run_variant(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, variant: Variant, opts: RunOptions,
-                progress=None, frame_sink=None) -> dict[str, Any]:
-    """Run one variant; returns its JSON section."""
-    if variant.latency is not None:
-        opts = dataclasses.replace(opts, latency=variant.latency)
-    model = variant_model(robot, variant)
-    plans = plan_episodes(opts, spec)
-    start = time.perf_counter()
-    metrics = run_episodes(robot, model, spec, policy, opts, plans, progress=progress, frame_sink=frame_sink)
-    rows = metrics.per_episode()
-    for row, plan in zip(rows, plans):
-        row["heading_rad"] = plan.heading
-        row["commands"] = str(plan.schedule)
-        row["pushes_m_s"] = plan.kicks.tolist()
-        row["push_times_s"] = [round((int(k) + 1) * spec.control_dt, 4) for k in plan.push_steps]
-    return {"description": variant.description, "latency_steps": opts.latency, "summary": metrics.summary(),
-            "wall_s": time.perf_counter() - start, "episodes": rows}
-
-
-def run_course(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, course: Course, opts: RunOptions,
-               progress=None, frame_sink=None) -> dict[str, Any]:
-    """Walk the robot across one course on the nominal model; returns its JSON section."""
-    opts = dataclasses.replace(opts, course=course)
-    terrain = course_spec(robot, course)
-    model = terrain.compile()  # main() compiled every course before the run: this cannot fail
-    plans = plan_episodes(opts, spec)
-    start = time.perf_counter()
-    metrics = run_episodes(robot, model, spec, policy, opts, plans, progress=progress, frame_sink=frame_sink,
-                           terrain=terrain)
-    rows = metrics.per_episode()
-    for row, plan in zip(rows, plans):
-        row["spawn_xy_m"] = list(plan.start_xy)
-        row["heading_rad"] = plan.heading
-    return {"course": course.kind, "value": course.value, "options": course.options, "goal_x_m": course.goal_x,
-            "speed_m_s": opts.course_speed, "pushes": opts.push, "summary": metrics.summary(),
-            "wall_s": time.perf_counter() - start, "episodes": rows}
-
-
-def run_job(spec: PolicySpec, policy: OnnxPolicy, robot: RobotModel, job: tuple[str, str], opts: RunOptions,
-            progress=None, frame_sink=None) -> dict[str, Any]:
-    """One suite variant ("variant", name) or course ("course", text)."""
-    kind, name = job
-    if kind == "course":
-        return run_course(spec, policy, robot, parse_course(name), dataclasses.replace(opts, push=opts.course_push),
-                          progress, frame_sink)
-    return run_variant(spec, policy, robot, VARIANTS[name], opts, progress, frame_sink)
-
-
-def _worker(job: tuple) -> tuple[tuple[str, str], dict[str, Any]]:
-    """One variant or course in a worker process, which reads the export and the model itself."""
-    export, model_path, task, opts = job
-    spec, policy = load_policy(export)
-    return task, run_job(spec, policy, build_robot(model_path, spec, opts.sim_dt), task, opts)
-
-
 def default_model(export: str) -> str:
     """The export's scene.xml (written by play.py --export since the scene is composed in code)."""
     scene = resolve_export_dir(export) / "scene.xml"
@@ -265,6 +210,9 @@ def main(argv: list[str] | None = None) -> int:
             variant_model(robot, v)
         for c in courses:
             course_model(robot, c)
+            if len(c.layouts()) > opts.episodes:
+                raise DeployError(f"--course {c.name}: {len(c.layouts())} layouts need at least as many episodes, "
+                                  f"got --episodes {opts.episodes}")
         jobs = [("variant", v.name) for v in variants] + [("course", c.name) for c in courses]
         _check_output(args.trace, "--trace")
         shown = (robot.model if variants else course_model(robot, courses[0])) if args.video or args.trace else None
@@ -376,11 +324,11 @@ def _run_parallel(args: argparse.Namespace, loaded: tuple, jobs: list[tuple[str,
     rest = [(args.export, args.model, job, opts) for job in jobs[1:]]
     with ProcessPoolExecutor(max_workers=args.jobs - 1 if sink else args.jobs,
                              mp_context=mp.get_context("spawn")) as pool:
-        futures = [pool.submit(_worker, job) for job in rest]
+        futures = [pool.submit(run_in_worker, job) for job in rest]
         if sink is not None:  # the recorded or traced first job runs here, next to the pool
             done[first] = run_job(*loaded, first, opts, None, sink)
         else:
-            futures.insert(0, pool.submit(_worker, (args.export, args.model, first, opts)))
+            futures.insert(0, pool.submit(run_in_worker, (args.export, args.model, first, opts)))
         for fut in futures:
             job, res = fut.result()
             done[job] = res

@@ -96,11 +96,51 @@ def test_box_field_heights_and_width():
     ("stairs:0.1", "KIND:VALUE"), ("stairs_up", "KIND:VALUE"), ("stairs_up:-0.1", "positive"),
     ("slope_up:abc", "positive"), ("boxes:0.08,cell=0", "positive"), ("stairs_up:0.1,steps=0", "steps must be"),
     ("stairs_up:0.1,length=3", "unknown option"), ("boxes:0.05,cell=5", "longer than the field"),
+    ("boxes:0.04,layouts=0", "layouts must be >= 1"), ("boxes:0.04,layouts=2.5", "layouts must be an integer"),
 ])
 def test_bad_course_text_is_one_line(text, words):
     with pytest.raises(DeployError) as err:
         parse_course(text)
     assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_layouts_are_fields_seeded_in_turn():
+    course = parse_course("boxes:0.04,seed=3,layouts=3")
+    assert course.name == "boxes:0.04,seed=3,layouts=3"
+    fields = course.layouts()
+    assert [f.options["seed"] for f in fields] == [3, 4, 5] and all(f.options["layouts"] == 1 for f in fields)
+    np.testing.assert_array_equal(fields[0].box_heights(), parse_course("boxes:0.04,seed=3").box_heights())
+    assert not np.array_equal(fields[1].box_heights(), fields[2].box_heights())
+    single = parse_course("boxes:0.04")
+    assert single.layouts() == [single]
+
+
+def test_metrics_concat_keeps_every_episode_in_order():
+    a, b = Metrics(2, 0.02, course=True), Metrics(1, 0.02, course=True)
+    a.fell[:] = [True, False]
+    a.reach(np.array([False, True]), np.array([0.0, 5.0]), 4.6, 3.0)
+    b.reach(np.array([True]), np.array([1.0]), 4.6, 2.0)
+    rows = Metrics.concat([a, b]).per_episode()
+    assert [r["fell"] for r in rows] == [True, False, False]
+    assert [r["goal_time_s"] for r in rows] == [None, 3.0, None]
+    assert [r["furthest_x_m"] for r in rows] == [None, 5.0, 1.0]
+    assert Metrics.concat([a, b]).summary()["successes"] == 1
+
+
+def test_course_layouts_from_the_command_line(go2_export, tmp_path):
+    """layouts=2 runs the first episodes on the seed's field and the rest on the next; fewer episodes than
+    layouts is one line, exit 2, nothing written."""
+    out = tmp_path / "boxes.json"
+    args = ["--export", str(go2_export), "--model", str(GO2_MODEL), "--course", "boxes:0.02,seed=4,layouts=2",
+            "--duration", "1", "--quiet", "--out", str(out)]
+    bad = run_sim2sim(*args, "--episodes", "1", timeout=300)
+    assert bad.returncode == 2 and "2 layouts need at least as many episodes" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1 and not out.exists()
+    proc = run_sim2sim(*args, "--episodes", "3", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(out.read_text())["courses"]["boxes:0.02,seed=4,layouts=2"]
+    assert [e["layout_seed"] for e in result["episodes"]] == [4, 4, 5]
+    assert result["summary"]["episodes"] == 3
 
 
 def test_names_round_trip():
