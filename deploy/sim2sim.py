@@ -119,7 +119,8 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
                    help="suite PASS limit on the steady-state linear velocity RMSE (default 0.2)")
     p.add_argument("--course", action="append", default=None, metavar="KIND:VALUE[,opt=v]",
                    help="a terrain course of boxes: stairs_up:H, stairs_down:H (step height m; tread=, steps=), "
-                        "slope_up:G, slope_down:G (grade; length=), boxes:H (max height m; cell=, length=, seed=); "
+                        "slope_up:G, slope_down:G (grade; length=), boxes:H (max height m; cell=, length=, seed=, "
+                        "layouts=N: the episodes shared over N fields); "
                         "repeat for several; with --suite, instead of the policy's default courses")
     p.add_argument("--course-speed", type=_positive, default=0.5, metavar="M/S",
                    help="forward speed commanded on a course (default 0.5)")
