@@ -211,8 +211,9 @@ def main(argv: list[str] | None = None) -> int:
             variant_model(robot, v)
         for c in courses:
             course_model(robot, c)
-            if len(c.layouts()) > opts.episodes:
-                raise DeployError(f"--course {c.name}: {len(c.layouts())} layouts need at least as many episodes, "
+            layouts = len(c.layouts())
+            if layouts > opts.episodes:
+                raise DeployError(f"--course {c.name}: {layouts} layouts need at least as many episodes, "
                                   f"got --episodes {opts.episodes}")
         jobs = [("variant", v.name) for v in variants] + [("course", c.name) for c in courses]
         _check_output(args.trace, "--trace")

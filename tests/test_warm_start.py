@@ -37,6 +37,21 @@ def same(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
+def assert_grown_from(runner, ckpt: dict, new_inputs: int) -> str:
+    """The actor and its normaliser are the source's with `new_inputs` appended: zero first-layer weights and
+    normaliser mean 0, variance 1 on them, everything else as loaded. Returns the first layer's key."""
+    actor = runner.alg.actor.state_dict()
+    first = next(k for k, v in actor.items() if v.dim() == 2)
+    old = ckpt["actor"][first].shape[1]
+    assert actor[first].shape == (ckpt["actor"][first].shape[0], old + new_inputs)
+    assert torch.equal(actor[first][:, :old], ckpt["actor"][first]) and not actor[first][:, old:].any()
+    assert all(torch.equal(actor[k], ckpt["actor"][k]) for k in actor if k != first)
+    norm, loaded = runner.obs_normalizer.state_dict(), ckpt["obs_normalizer"]
+    assert torch.equal(norm["mean"][:old], loaded["mean"]) and not norm["mean"][old:].any()
+    assert torch.equal(norm["var"][:old], loaded["var"]) and torch.equal(norm["var"][old:], torch.ones(new_inputs))
+    return first
+
+
 def built(argv: list[str]):
     """train.build: the runner just after the warm start, before any learning (its folder is prepared)."""
     return train.build(get_args(argv), Sync())
@@ -68,11 +83,7 @@ def test_go2_into_go2_rough_starts_a_fresh_critic_and_trains(capsys):
     experiment, cfg, runner = built(["--config", "go2_rough", "--name", "r", "--init_from", GO2] + TINY)
     try:
         ckpt = source()
-        actor = runner.alg.actor.state_dict()  # grown by go2_rough's trot clock, zero weights on it
-        first = next(k for k, v in actor.items() if v.dim() == 2)
-        assert torch.equal(actor[first][:, :45], ckpt["actor"][first]) and not actor[first][:, 45:].any()
-        assert all(torch.equal(actor[k], ckpt["actor"][k]) for k in actor if k != first)
-        assert torch.equal(runner.obs_normalizer.state_dict()["mean"][:45], ckpt["obs_normalizer"]["mean"])
+        assert_grown_from(runner, ckpt, 3)  # go2_rough's trot clock, zero weights on it
         critic = runner.alg.critic.state_dict()
         assert critic["value_net.0.weight"].shape == (256, 271)  # the clock and the height scan: its own input size
         assert critic["value_net.2.weight"].shape == ckpt["critic"]["value_net.2.weight"].shape
@@ -99,14 +110,8 @@ def test_go2_into_a_perceptive_run_grows_the_actor_with_zero_weights_on_the_cloc
                                     + ["--set", "terrain.num_rows=2", "--set", "terrain.num_cols=7"])
     try:
         ckpt = source()
-        actor = runner.alg.actor.state_dict()
-        first = next(k for k, v in actor.items() if v.dim() == 2)
-        assert actor[first].shape == (256, 45 + 3 + 187)
-        assert torch.equal(actor[first][:, :45], ckpt["actor"][first]) and not actor[first][:, 45:].any()
-        assert all(torch.equal(actor[k], ckpt["actor"][k]) for k in actor if k != first)
-        norm = runner.obs_normalizer.state_dict()
-        assert torch.equal(norm["mean"][:45], ckpt["obs_normalizer"]["mean"]) and not norm["mean"][45:].any()
-        assert torch.equal(norm["var"][45:], torch.ones(3 + 187))
+        first = assert_grown_from(runner, ckpt, 3 + 187)
+        assert runner.alg.actor.state_dict()[first].shape == (256, 45 + 3 + 187)
         # the same proprioception gives the same action as the source, whatever the clock and the scan read
         blind = torch.randn(3, 45)
         scans = [torch.zeros(3, 3 + 187), 3 * torch.randn(3, 3 + 187)]
