@@ -14,6 +14,8 @@ schedule shared by all envs). Metrics per episode, then averaged:
     task_reward        sum over the episode of the task's unshaped task_rew (1 per step = perfect tracking)
     energy_J           J, sum over time and joints of |torque * joint velocity| * dt
     distance_m         m, horizontal path length of the base
+    displacement_m     m, horizontal distance from the spawn point to where the episode ended: a robot stepping
+                       in place at a stair edge adds path length, not displacement (the terrain curriculum's measure)
     energy_per_metre   J/m, total energy / total distance over all episodes (cost of transport x weight);
                        null when the robots moved less than MIN_DISTANCE_M per episode on average
     swing_height_m     m, median height of the swinging feet (off the ground, moving faster than SWING_SPEED
@@ -51,7 +53,7 @@ SWING_SPEED = 0.2  # m/s, horizontal foot speed above which a foot off the groun
 
 EVAL_UNITS = {"episode_length_s": "s", "lin_vel_rmse": "m/s", "yaw_rate_rmse": "rad/s", "lin_vel_offset": "m/s",
               "yaw_rate_offset": "rad/s",
-              "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m",
+              "task_reward": "sum of task_rew per episode", "energy_J": "J", "distance_m": "m", "displacement_m": "m",
               "energy_per_metre": "J/m", "swing_height_m": "m",
               "swing_height_p10_m": "m", "step_frequency_hz": "touchdowns per foot per s of walking",
               "gait_match": "fraction of foot samples matching the gait clock"}  # units eval.json states beside them
@@ -67,6 +69,7 @@ TABLE_ROWS = [
     ("task_reward", "task reward / episode", "{:.1f}"),
     ("energy_per_metre", "energy (J/m)", "{:.1f}"),
     ("distance_m", "distance (m)", "{:.2f}"),
+    ("displacement_m", "displacement (m)", "{:.2f}"),
     ("swing_height_m", "swing foot height (m)", "{:.3f}"),
     ("step_frequency_hz", "steps per foot (Hz)", "{:.2f}"),
     ("gait_match", "gait clock match", "{:.2f}"),
@@ -151,7 +154,8 @@ class EpisodeMetrics:
         self.sum_err = torch.zeros(num_envs, 3, device=dev)  # summed (vx, vy, yaw rate) - command
         self.energy = zeros()
         self.distance = zeros()
-        self.prev_xy = base_xy[:, :2].clone().float()
+        self.prev_xy = base_xy[:, :2].clone().float()  # the last sampled position
+        self.start_xy = self.prev_xy.clone()
         self.swing_heights: list[torch.Tensor] = []  # per step, the heights of the feet that swung
         self.fell_now = zeros(torch.bool)  # envs whose first episode ended by a fall at the last step
         self.fall_causes: dict[str, torch.Tensor] = {}  # condition -> (N,) bool, set at the fall
@@ -211,6 +215,7 @@ class EpisodeMetrics:
             "task_reward": self.task_reward.clone(),
             "energy_J": self.energy.clone(),
             "distance_m": self.distance.clone(),
+            "displacement_m": torch.norm(self.prev_xy - self.start_xy, dim=1),
         }
 
     def summary(self) -> dict[str, float | None]:
@@ -234,6 +239,7 @@ class EpisodeMetrics:
             "task_reward": mean(env["task_reward"]),
             "energy_J": mean(env["energy_J"]),
             "distance_m": mean(env["distance_m"]),
+            "displacement_m": mean(env["displacement_m"]),
             # A robot that stays put (< MIN_DISTANCE_M per episode on average) has no meaningful J/m.
             "energy_per_metre": (float(self.energy.sum()) / total_distance
                                  if total_distance >= MIN_DISTANCE_M * len(self.steps) else None),

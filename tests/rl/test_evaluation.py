@@ -30,6 +30,7 @@ def test_metrics_on_a_hand_example():
     assert env["yaw_rate_offset"].item() == pytest.approx(0.0, abs=1e-6)
     assert env["energy_J"].item() == pytest.approx(5.0)
     assert env["distance_m"].item() == pytest.approx(2.0)
+    assert env["displacement_m"].item() == pytest.approx(2.0)  # straight ahead: path and displacement agree
     assert env["task_reward"].item() == pytest.approx(1.0)
     assert env["episode_length_s"].item() == pytest.approx(1.0)
     s = m.summary()
@@ -46,6 +47,18 @@ def test_rms_is_over_time_not_of_the_mean_error():
     assert m.per_env()["lin_vel_rmse"].item() == pytest.approx(1.0)
     assert m.per_env()["lin_vel_offset"].item() == pytest.approx(1 / 3)  # mean error (0, 1/3)
     assert m.summary()["energy_per_metre"] is None  # did not move: J/m undefined
+
+
+def test_stepping_back_and_forth_is_path_length_not_displacement():
+    # 1 m ahead, 1 m back, 0.5 m sideways: a 2.5 m path that ends 0.5 m from the spawn point
+    m = EpisodeMetrics(1, dt=0.1, base_xy=T([[3.0, 4.0]]))
+    for xy in [(4.0, 4.0), (3.0, 4.0), (3.0, 4.5)]:
+        _step(m, (0, 0, 0), (0.0, 0.0), 0.0, (0,), (0,), xy)
+    _step(m, (0, 0, 0), (0.0, 0.0), 0.0, (0,), (0,), (9.0, 9.0), done=True)  # the reset robot's new spawn
+    env = m.per_env()
+    assert env["distance_m"].item() == pytest.approx(2.5)
+    assert env["displacement_m"].item() == pytest.approx(0.5)
+    assert m.summary()["displacement_m"] == pytest.approx(0.5)
 
 
 def test_a_steady_error_is_all_offset():

@@ -1,0 +1,183 @@
+"""Terrain courses over a run's saved checkpoints: when a skill on terrain it never trained on comes and goes.
+
+    python benchmarks/course_curve.py --name go2_rough_gait_clock --course stairs_up:0.15 \\
+        --course stairs_down:0.15 --episodes 32 --every 4 --out benchmarks/results/go2_rough
+
+Every --every-th snapshot of the experiment (model/all/policy_<it>.pt, every save_interval iterations),
+from --from_iteration on, and the end of the run (model/policy.pt) is exported as play.py --export
+exports it (into a temporary folder, removed afterwards) and walked over the courses by deploy.sim2sim
+(the same episodes for every checkpoint: one --seed). course_curve.json holds each checkpoint's course
+summaries; course_curve.png plots the share of episodes that reached the goal and that fell, per
+course, against the iteration.
+
+Why: the final checkpoint is one sample of a policy that keeps changing. The blind go2_rough climbed
+the 15 cm stairs in 6 of 32 episodes at iteration 2200, 27 at 2300 and 29 at its end (2358); the
+perceptive clock stage descended 10 cm stairs on its training tiles at iteration 2000 and stalled
+at their top edge at 2050 (docs/rough_terrain_trials.md, "Stop 59"). A figure from one checkpoint
+says as much; the curve says how settled it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from config import ConfigError  # noqa: E402
+from deploy import sim2sim  # noqa: E402
+from deploy.courses import parse_course  # noqa: E402
+from deploy.policy_io import DeployError  # noqa: E402
+from rl.play_setup import PlayError, build_env, load_experiment, load_trained, play_cfg, session_config  # noqa: E402
+from utils.checkpoint import CheckpointError, read_checkpoint  # noqa: E402
+from utils.experiment import ExperimentError  # noqa: E402
+from utils.files import atomic_write_text  # noqa: E402
+
+SUMMARY_KEYS = ("episodes", "successes", "success_rate", "falls", "fall_rate", "timeouts", "goal_time_s",
+                "stopped_at_m")
+
+
+def checkpoints(exp: Any, every: int, first: int) -> list[tuple[int, Path]]:
+    """(iteration, path) to evaluate, oldest first: every `every`-th snapshot from iteration `first`, and the
+    end of the run (policy.pt, read for its iteration) unless a snapshot of that iteration is already in."""
+    snaps = [(it, p) for it, p in sorted(exp.snapshots()) if it >= first][::every]
+    if exp.policy_path.is_file():
+        it = int(read_checkpoint(exp.policy_path, "cpu", exp).get("iteration", -1))
+        if it >= first and it not in {i for i, _ in snaps}:
+            snaps.append((it, exp.policy_path))
+    return sorted(snaps)
+
+
+class Exporter:
+    """Exports checkpoints of one experiment as play.py --export does; the env (a terrain grid takes seconds to
+    build) is built again only where the config the checkpoint trained under (its stages) differs."""
+
+    def __init__(self, exp: Any, saved: Any, flags: Any):
+        self.exp, self.saved, self.flags = exp, saved, flags
+        self._env: tuple[dict, Any, Any] | None = None  # (config as a dict, config, env)
+
+    def env_at(self, iteration: int) -> tuple[Any, Any]:
+        cfg = play_cfg(session_config(self.saved, self.flags, iteration), self.flags, 1, "cpu")
+        if self._env is None or self._env[0] != cfg.to_dict():
+            self._env = (cfg.to_dict(), cfg, build_env(cfg, 0))
+        return self._env[1], self._env[2]
+
+    def export(self, iteration: int, path: Path, out_dir: Path) -> None:
+        """One checkpoint to `out_dir` (policy.onnx, policy.yaml, scene.xml)."""
+        from model.export import export_policy
+
+        cfg, env = self.env_at(iteration)
+        policy = load_trained(read_checkpoint(path, "cpu", self.exp), path, cfg, env, "cpu")
+        export_policy(policy, env, cfg, out_dir, {"experiment": self.flags.name, "checkpoint": path.name,
+                                                  "iteration": iteration})
+
+
+def walk_courses(export_dir: Path, courses: list[str], episodes: int, jobs: int, seed: int,
+                 duration: float | None) -> dict[str, dict[str, Any]]:
+    """deploy.sim2sim over the courses; {course: summary}. Its table goes nowhere, its errors to stderr."""
+    out = export_dir / "courses.json"
+    argv = ["--export", str(export_dir), "--episodes", str(episodes), "--jobs", str(jobs), "--seed", str(seed),
+            "--out", str(out), "--quiet"] + [a for c in courses for a in ("--course", c)]
+    if duration is not None:
+        argv += ["--duration", str(duration)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = sim2sim.main(argv)
+    if code != 0:
+        raise DeployError(f"deploy.sim2sim failed on {export_dir} (exit {code})")
+    report = json.loads(out.read_text())
+    return {name: {k: c["summary"].get(k) for k in SUMMARY_KEYS} for name, c in report["courses"].items()}
+
+
+def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from rl.eval_plots import save_figure
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    its = [r["iteration"] for r in rows]
+    for k, name in enumerate(rows[0]["courses"]):
+        color = f"C{k}"
+        ax.plot(its, [r["courses"][name]["success_rate"] for r in rows], "o-", color=color, label=f"{name} reached")
+        ax.plot(its, [r["courses"][name]["fall_rate"] for r in rows], "x--", color=color, label=f"{name} fell")
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("share of episodes")
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    return save_figure(fig, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--name", required=True, help="experiment name (its model/all/ snapshots) or experiment folder")
+    p.add_argument("--course", action="append", required=True, metavar="KIND:VALUE",
+                   help="a deploy.sim2sim course, e.g. stairs_up:0.15 (repeatable)")
+    p.add_argument("--episodes", type=int, default=32, help="episodes per course and checkpoint (default 32)")
+    p.add_argument("--every", type=int, default=1, help="take every N-th snapshot (default every one)")
+    p.add_argument("--from_iteration", type=int, default=0, help="skip snapshots before this iteration")
+    p.add_argument("--jobs", type=int, default=2, help="deploy.sim2sim worker processes (default 2)")
+    p.add_argument("--seed", type=int, default=0, help="the courses' episode seed, the same for every checkpoint")
+    p.add_argument("--duration", type=float, default=None, help="s per episode (default: deploy.sim2sim's 20)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for course_curve.json and course_curve.png")
+    args = p.parse_args(argv)
+    flags = SimpleNamespace(name=args.name, set=[], backend=None, randomize=False, push=False, noise=False,
+                            terrain=None, level=None, device=None)
+    try:
+        for flag, value in (("--episodes", args.episodes), ("--every", args.every), ("--jobs", args.jobs)):
+            if value < 1:
+                raise ValueError(f"{flag} must be at least 1, got {value}")
+        for text in args.course:
+            parse_course(text)
+        out = Path(args.out)
+        if out.exists() and not out.is_dir():
+            raise ValueError(f"--out {out} is a file; give a folder")
+        exp, saved = load_experiment(flags)
+        todo = checkpoints(exp, args.every, args.from_iteration)
+        if not todo:
+            raise ExperimentError(f"experiment '{args.name}' has no checkpoint from iteration {args.from_iteration} "
+                                  f"on (looked in {exp.snapshot_dir} and {exp.policy_path})")
+    except (ConfigError, ExperimentError, CheckpointError, PlayError, DeployError, ValueError) as err:
+        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+
+    exporter, rows, start = Exporter(exp, saved, flags), [], time.perf_counter()
+    for k, (iteration, path) in enumerate(todo):
+        with tempfile.TemporaryDirectory(prefix="course_curve_") as tmp:
+            try:
+                exporter.export(iteration, path, Path(tmp))
+                result = walk_courses(Path(tmp), args.course, args.episodes, args.jobs, args.seed, args.duration)
+            except (CheckpointError, PlayError, DeployError) as err:
+                print(f"error: {path}: {' '.join(str(err).split())}", file=sys.stderr)
+                return 1
+        rows.append({"iteration": iteration, "checkpoint": str(path), "courses": result})
+        elapsed = time.perf_counter() - start
+        eta = elapsed / (k + 1) * (len(todo) - k - 1)
+        shown = "; ".join(f"{name} {c['successes']}/{c['episodes']} reached, {c['falls']} fell"
+                          for name, c in result.items())
+        print(f"[{k + 1}/{len(todo)}] it {iteration}: {shown} ({elapsed / (k + 1):.0f} s per checkpoint, "
+              f"ETA {eta / 60:.1f} min)", flush=True)
+
+    out.mkdir(parents=True, exist_ok=True)
+    report = {"experiment": args.name, "config": getattr(saved, "name", None), "episodes": args.episodes,
+              "seed": args.seed, "courses": args.course, "rows": rows}
+    atomic_write_text(out / "course_curve.json", json.dumps(report, indent=2) + "\n")
+    png = plot(rows, out / "course_curve.png", f"{args.name}: {args.episodes} episodes per course and checkpoint")
+    print(f"wrote {out / 'course_curve.json'} and {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

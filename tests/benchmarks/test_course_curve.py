@@ -1,0 +1,66 @@
+"""benchmarks/course_curve.py: every snapshot exported and walked over the courses, the same episodes for each."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from benchmarks.course_curve import main
+
+FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "go2_walk"
+COURSE = ["--course", "slope_down:0.1", "--episodes", "2", "--jobs", "1", "--duration", "12"]
+
+
+@pytest.fixture()
+def run(tmp_path, monkeypatch):
+    """A copy of the go2_walk experiment (its policy.pt is iteration 400) with two snapshots: model/all/policy_100.pt
+    an actor that outputs zero actions (it stands), policy_200.pt the walking policy itself."""
+    root = tmp_path / "experiments"
+    shutil.copytree(FIXTURE, root / "walk")
+    snaps = root / "walk" / "model" / "all"
+    snaps.mkdir()
+    ckpt = torch.load(FIXTURE / "model" / "policy.pt", weights_only=False)
+    shutil.copy(FIXTURE / "model" / "policy.pt", snaps / "policy_200.pt")
+    ckpt["actor"] = {k: (torch.zeros_like(v) if k.startswith("mean_net") else v) for k, v in ckpt["actor"].items()}
+    torch.save(ckpt, snaps / "policy_100.pt")
+    monkeypatch.setenv("LEGGED_EXPERIMENTS_DIR", str(root))
+    return tmp_path
+
+
+def test_each_checkpoint_walks_the_course(run, capsys):
+    out = run / "curve"
+    assert main(["--name", "walk", "--out", str(out)] + COURSE) == 0
+    report = json.loads((out / "course_curve.json").read_text())
+    rows = report["rows"]
+    assert [r["iteration"] for r in rows] == [100, 200, 400]  # the snapshots, then the end of the run
+    stands, walks, end = (r["courses"]["slope_down:0.1"] for r in rows)
+    assert stands["successes"] == 0 and stands["episodes"] == 2  # zero actions: it stays at the spawn point
+    assert walks["successes"] >= 1
+    assert walks == end  # the same policy on the same episodes (one seed for every checkpoint)
+    assert (out / "course_curve.png").stat().st_size > 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[1/3] it 100: slope_down:0.1 0/2 reached") and "ETA" in lines[0]
+
+
+def test_every_and_from_iteration_pick_the_snapshots(run):
+    out = run / "curve"
+    assert main(["--name", "walk", "--out", str(out), "--from_iteration", "150"] + COURSE) == 0
+    assert [r["iteration"] for r in json.loads((out / "course_curve.json").read_text())["rows"]] == [200, 400]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--episodes", "0"], "--episodes must be at least 1"),
+    (["--course", "ramp:0.1"], "ramp"),
+    (["--from_iteration", "1000"], "no checkpoint from iteration 1000"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(run, capsys, extra, message):
+    out = run / "curve"
+    args = ["--name", "walk", "--out", str(out), "--course", "slope_down:0.1", "--jobs", "1"] + extra
+    assert main(args) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("note: ")]  # the old
+    assert len(errors) == 1 and errors[0].startswith("error: ") and message in errors[0]  # fixture cfg's notes
+    assert not out.exists()
