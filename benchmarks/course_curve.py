@@ -67,8 +67,9 @@ class Exporter:
 
     def env_at(self, iteration: int) -> tuple[Any, Any]:
         cfg = play_cfg(session_config(self.saved, self.flags, iteration), self.flags, 1, "cpu")
-        if self._env is None or self._env[0] != cfg.to_dict():
-            self._env = (cfg.to_dict(), cfg, build_env(cfg, 0))
+        key = cfg.to_dict()
+        if self._env is None or self._env[0] != key:
+            self._env = (key, cfg, build_env(cfg, 0))
         return self._env[1], self._env[2]
 
     def export(self, iteration: int, path: Path, out_dir: Path) -> None:
