@@ -262,6 +262,8 @@ class Base:
         step_height_range = [0.05, 0.23]  # m, stair step height at difficulty 0 and at the top
         step_width = 0.31  # m, stair tread depth
         obstacle_height_range = [0.05, 0.25]  # m, discrete obstacle height at difficulty 0 and at the top
+        obstacle_height_fractions = [-1.0, 1.0]  # each block's height is the level's times one of these, drawn
+        # per block: [-1, 1] raises or sinks every block fully; legged_gym's [-1, -0.5, 0.5, 1] mixes half heights
         obstacle_size = [1.0, 2.0]  # m, side range of the rectangular obstacles
         num_obstacles = 20  # obstacles per tile
         stone_size_range = [1.5, 0.5]  # m, stepping-stone side at difficulty 0 and at the top

@@ -72,6 +72,11 @@ def int_list(lo: int, hi: int) -> Check:
         isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi for x in v) else what
 
 
+def number_list(lo: float, hi: float) -> Check:
+    what = f"a non-empty list of numbers in [{lo:g}, {hi:g}]"
+    return lambda v: None if isinstance(v, list) and v and all(_number(x) and lo <= x <= hi for x in v) else what
+
+
 def wandb_name(v: Any) -> str | None:
     """W&B project and entity names: non-empty, at most 128 characters, none of W&B's reserved characters."""
     ok = isinstance(v, str) and 0 < len(v) <= 128 and not any(c in v for c in "/\\#?%:") and v.strip() == v
@@ -83,6 +88,9 @@ PRECISIONS = ("auto", "fp32", "bf16")  # runner.precision; rl/precision.py resol
 POSITIVE = float_range(0.0, lo_open=True)
 NON_NEGATIVE = float_range(0.0)
 PROBABILITY = float_range(0.0, 1.0)
+
+# Lists of numbers whose length is the user's choice (other number lists are fixed-size vectors)
+FREE_LENGTH_LISTS = {"terrain.obstacle_height_fractions"}
 
 # Ranges of every field with a bound; a field not named here is only type-checked.
 RULES: dict[str, Check] = {
@@ -192,6 +200,7 @@ RULES: dict[str, Check] = {
     "terrain.step_height_range": ordered_range(0.0),
     "terrain.step_width": POSITIVE,
     "terrain.obstacle_height_range": ordered_range(0.0),
+    "terrain.obstacle_height_fractions": number_list(-1.0, 1.0),
     "terrain.obstacle_size": ordered_range(0.0, lo_open=True),
     "terrain.num_obstacles": int_at_least(0, 1000),
     "terrain.stone_gap_range": ordered_range(0.0),
@@ -274,7 +283,7 @@ def _check_section(cfg: Cfg, reference: Cfg, prefix: str, origin: str, allow_unk
         rule = RULES.get(key) or next((r for p, r in PREFIX_RULES.items() if key.startswith(p)), None)
         if value is None and rule is not None and rule(None) is None:
             continue  # an optional field (its Base default is None), whatever the robot class sets
-        problem = _type_problem(value, ref, name)
+        problem = None if key in FREE_LENGTH_LISTS else _type_problem(value, ref, name)  # its rule checks it
         if problem is None and rule is not None:
             problem = rule(value)
         if problem is not None:

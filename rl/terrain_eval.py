@@ -13,8 +13,11 @@ from typing import Any
 
 from rl.eval_plots import save_figure
 
+# (key in the tile cells, per-episode source, label): the path length and the displacement both, since a robot
+# stepping in place at an edge adds path but no displacement (the curriculum promotes by displacement)
 METRICS = (("fall_rate", "fell", "falls"), ("lin_vel_rmse", "lin_vel_rmse", "lin vel RMSE (m/s)"),
-           ("distance_m", "distance_m", "distance (m)"))
+           ("distance_m", "distance_m", "path length (m)"), ("displacement_m", "displacement_m", "displacement (m)"))
+HIGHER_IS_BETTER = ("distance_m", "displacement_m")
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -23,8 +26,8 @@ def _mean(values: list[float | None]) -> float | None:
 
 
 def by_tile(per_env: dict[str, list], types: list[str], levels: list[int]) -> dict[str, dict[str, dict[str, Any]]]:
-    """{type: {level: {"episodes": n, "fall_rate": .., "lin_vel_rmse": .., "distance_m": ..}}}, levels as strings
-    (JSON keys), both in first-seen order."""
+    """{type: {level: {"episodes": n, "fall_rate": .., "lin_vel_rmse": .., "distance_m": .., "displacement_m": ..}}},
+    levels as strings (JSON keys), both in first-seen order."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for kind in dict.fromkeys(types):
         out[kind] = {}
@@ -54,7 +57,8 @@ def format_tiles(tiles: dict[str, dict[str, dict[str, Any]]], key: str = "fall_r
 
 
 def plot_tiles(tiles: dict[str, dict[str, dict[str, Any]]], path: str | Path, title: str = "") -> Path | None:
-    """Heat maps of fall rate, tracking error and distance per type and level; None without matplotlib."""
+    """Heat maps of fall rate, tracking error, path length and displacement per type and level; None without
+    matplotlib."""
     try:
         import matplotlib
 
@@ -68,7 +72,7 @@ def plot_tiles(tiles: dict[str, dict[str, dict[str, Any]]], path: str | Path, ti
     for ax, (key, _, label) in zip(axes[0], METRICS):
         grid = [[tiles[k].get(str(lv), {}).get(key) for lv in levels] for k in kinds]
         values = [[float("nan") if v is None else v for v in row] for row in grid]
-        image = ax.imshow(values, aspect="auto", cmap="viridis_r" if key != "distance_m" else "viridis")
+        image = ax.imshow(values, aspect="auto", cmap="viridis" if key in HIGHER_IS_BETTER else "viridis_r")
         ax.set_xticks(range(len(levels)), [str(lv) for lv in levels])
         ax.set_yticks(range(len(kinds)), kinds)
         ax.set_xlabel("terrain level")

@@ -41,7 +41,9 @@ def test_eval_reports_every_terrain_type_and_level(rough, tmp_path, capsys):
     types = ["random_rough", "slope_up", "slope_down", "rough_slope", "stairs_up", "stairs_down", "obstacles"]
     assert list(tiles) == types
     assert all(sorted(tiles[t]) == ["0", "1", "2"] and tiles[t]["0"]["episodes"] == 1 for t in types)
-    assert set(tiles["stairs_up"]["2"]) == {"episodes", "fall_rate", "lin_vel_rmse", "distance_m"}
+    assert set(tiles["stairs_up"]["2"]) == {"episodes", "fall_rate", "lin_vel_rmse", "distance_m", "displacement_m"}
+    # the displacement is a chord of the base's path: never longer than it
+    assert all(c["displacement_m"] <= c["distance_m"] + 1e-6 for cells in tiles.values() for c in cells.values())
     assert "per_terrain" in report["policies"]["zero"]
     assert (tmp_path / "eval_terrain.png").stat().st_size > 1000
     assert "falls per terrain type" in capsys.readouterr().out

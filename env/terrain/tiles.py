@@ -176,7 +176,12 @@ def stairs_down_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) 
 
 
 def obstacles_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) -> np.ndarray:
-    """Rectangular blocks and holes of height +-`obstacle_height_range` at d; later ones overwrite earlier."""
+    """Rectangular blocks and holes; later ones overwrite earlier.
+
+    Each block's height is the level's `obstacle_height_range` at d times one of `obstacle_height_fractions`,
+    drawn per block: (-1, 1) raises or sinks every block by the full height; legged_gym's discrete obstacles
+    use (-1, -0.5, 0.5, 1), so that neighbouring blocks differ by uneven amounts.
+    """
     n = tile_cells(terrain)
     h, size = float(terrain.horizontal_scale), float(terrain.tile_size)
     height = lerp(terrain.obstacle_height_range, difficulty)
@@ -184,7 +189,7 @@ def obstacles_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) ->
     lo, hi = terrain.obstacle_size
     sides = np.minimum(rng.uniform(lo, hi, size=(count, 2)), size)
     corners = rng.uniform(0.0, 1.0, size=(count, 2)) * (size - sides)  # rectangle stays inside the tile
-    signs = rng.choice((-1.0, 1.0), size=count)
+    signs = rng.choice(np.asarray(terrain.obstacle_height_fractions, dtype=float), size=count)
     start = np.rint(corners / h).astype(int)
     stop = np.rint((corners + sides) / h).astype(int)
     heights = np.zeros((n, n))

@@ -41,6 +41,11 @@ def test_override_sets_and_keeps_types():
     assert cfg.domain_rand.push_robots is False
 
 
+def test_a_free_length_list_takes_any_number_of_items():
+    cfg = load_config("qmini_rough", ["terrain.obstacle_height_fractions=[-1.0,-0.5,0.5,1.0]"])
+    assert cfg.terrain.obstacle_height_fractions == [-1.0, -0.5, 0.5, 1.0]
+
+
 def test_override_does_not_leak_into_other_loads():
     load_config("qmini", ["runner.max_iterations=7"])
     assert load_config("qmini").runner.max_iterations != 7
@@ -54,6 +59,9 @@ def test_override_does_not_leak_into_other_loads():
     ("runner.max_iterations=abc", ["expects an integer"]),
     ("domain_rand.push_robots=3", ["expects true or false"]),
     ("rewards.scales=1", ["is a section"]),
+    ("terrain.obstacle_height_fractions=[2.0]", ["a non-empty list of numbers in [-1, 1]"]),
+    ("terrain.obstacle_height_fractions=[]", ["a non-empty list of numbers in [-1, 1]"]),
+    ("terrain.slope_range=[0.0,0.1,0.2]", ["a list of 2 numbers"]),  # a range stays two numbers
 ])
 def test_bad_overrides_name_what_is_valid(override, expected):
     cfg = load_config("qmini")

@@ -125,6 +125,16 @@ def test_obstacles_are_plus_minus_height(terrain):
     assert (heights != 0).mean() > 0.2  # 20 obstacles of 1-2 m cover a good part of a 6 m tile
 
 
+def test_obstacle_height_fractions_mix_block_heights(terrain):
+    """legged_gym's discrete obstacles: each block at one of -h, -h/2, h/2, h; the default draws the same
+    blocks as before the option existed (one rng draw per block either way)."""
+    height = 0.15  # at d 0.5
+    terrain.obstacle_height_fractions = [-1.0, -0.5, 0.5, 1.0]
+    values = set(np.unique(np.round(tile("obstacles", 0.5, terrain), 9)))
+    assert values <= {-height, -height / 2, 0.0, height / 2, height}
+    assert {-height, -height / 2, height / 2, height} <= values
+
+
 def test_stepping_stones_pits_and_stone_size(terrain):
     terrain.tile_size = 8.0
     d = 0.9
