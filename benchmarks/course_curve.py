@@ -15,6 +15,11 @@ the 15 cm stairs in 6 of 32 episodes at iteration 2200, 27 at 2300 and 29 at its
 perceptive clock stage descended 10 cm stairs on its training tiles at iteration 2000 and stalled
 at their top edge at 2050 (docs/rough_terrain_trials.md, "Stop 59"). A figure from one checkpoint
 says as much; the curve says how settled it is.
+
+With --select the curve also picks a checkpoint: the one that reached the goal most often over all its
+courses, then the one with fewer falls, then the later one. Run it on validation courses (other box fields,
+other grades) and report the chosen checkpoint on the test courses, so that the choice does not tune for
+the figures it is judged by.
 """
 
 from __future__ import annotations
@@ -98,6 +103,14 @@ def walk_courses(export_dir: Path, courses: list[str], episodes: int, jobs: int,
     return {name: {k: c["summary"].get(k) for k in SUMMARY_KEYS} for name, c in report["courses"].items()}
 
 
+def select_checkpoint(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row whose checkpoint reached the goal most often over all courses; ties: fewer falls, later."""
+    def key(row: dict[str, Any]) -> tuple[int, int, int]:
+        courses = row["courses"].values()
+        return sum(c["successes"] for c in courses), -sum(c["falls"] for c in courses), row["iteration"]
+    return max(rows, key=key)
+
+
 def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     import matplotlib
 
@@ -132,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2, help="deploy.sim2sim worker processes (default 2)")
     p.add_argument("--seed", type=int, default=0, help="the courses' episode seed, the same for every checkpoint")
     p.add_argument("--duration", type=float, default=None, help="s per episode (default: deploy.sim2sim's 20)")
+    p.add_argument("--select", action="store_true",
+                   help="pick the checkpoint that reached the goal most often (ties: fewer falls, later)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for course_curve.json and course_curve.png")
     args = p.parse_args(argv)
     flags = SimpleNamespace(name=args.name, set=[], backend=None, randomize=False, push=False, noise=False,
@@ -174,6 +189,11 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     report = {"experiment": args.name, "config": getattr(saved, "name", None), "episodes": args.episodes,
               "seed": args.seed, "courses": args.course, "rows": rows}
+    if args.select:
+        best = select_checkpoint(rows)
+        report["selected"] = {"iteration": best["iteration"], "checkpoint": best["checkpoint"],
+                              "rule": "most goals reached over the courses, then fewest falls, then the latest"}
+        print(f"selected: iteration {best['iteration']} ({best['checkpoint']})", flush=True)
     atomic_write_text(out / "course_curve.json", json.dumps(report, indent=2) + "\n")
     png = plot(rows, out / "course_curve.png", f"{args.name}: {args.episodes} episodes per course and checkpoint")
     print(f"wrote {out / 'course_curve.json'} and {png}")

@@ -22,7 +22,9 @@ fall_rate = falls / episodes; on a course successes (goal reached without a fall
 and goal_time_s (mean over the successes), timeouts (neither reached nor fell: too slow or stuck) and
 stopped_at_m (median furthest_x_m of the episodes that did not reach the goal, None if all did: where
 the robots stopped or fell); energy_per_metre = total energy / total distance (null when
-the robots moved less than MIN_DISTANCE_M per episode on average).
+the robots moved less than MIN_DISTANCE_M per episode on average). fall_rate_ci95 (and on a course
+success_rate_ci95) is the Wilson 95% interval of the rate: 7 falls in 128 episodes is 5.5%, anywhere from
+2.7% to 10.9%, so a target near 5% takes several hundred episodes to settle.
 """
 
 from __future__ import annotations
@@ -33,6 +35,18 @@ from typing import Any
 import numpy as np
 
 MIN_DISTANCE_M = 0.1  # m per episode on average below which energy_per_metre is null
+Z95 = 1.959964  # standard normal quantile of a two-sided 95% interval
+
+
+def wilson_interval(count: int, n: int, z: float = Z95) -> list[float] | None:
+    """[low, high] Wilson score interval of a rate count / n (None without episodes): unlike p +- z sqrt(p(1-p)/n)
+    it stays inside [0, 1] and is not zero-width at 0 of n."""
+    if n <= 0:
+        return None
+    p, z2 = count / n, z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return [max(0.0, centre - half), min(1.0, centre + half)]
 
 
 class Metrics:
@@ -123,6 +137,7 @@ class Metrics:
             reached = ~np.isnan(self.goal_time)
             others = self.furthest[~reached & np.isfinite(self.furthest)]
             course = {"successes": int(reached.sum()), "success_rate": float(reached.mean()) if n else None,
+                      "success_rate_ci95": wilson_interval(int(reached.sum()), n),
                       "goal_time_s": float(np.mean(self.goal_time[reached])) if reached.any() else None,
                       "timeouts": int((~reached & ~self.fell).sum()),
                       "stopped_at_m": float(np.median(others)) if len(others) else None}
@@ -130,6 +145,7 @@ class Metrics:
             "episodes": n,
             "falls": int(self.fell.sum()),
             "fall_rate": float(self.fell.mean()) if n else None,
+            "fall_rate_ci95": wilson_interval(int(self.fell.sum()), n),
             "episode_length_s": mean("episode_length_s"),
             "lin_vel_rmse": mean("lin_vel_rmse"),
             "lin_vel_rmse_steady": mean("lin_vel_rmse_steady"),

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks.course_curve import main
+from benchmarks.course_curve import main, select_checkpoint
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "go2_walk"
 COURSE = ["--course", "slope_down:0.1", "--episodes", "2", "--jobs", "1", "--duration", "12"]
@@ -33,9 +33,10 @@ def run(tmp_path, monkeypatch):
 
 def test_each_checkpoint_walks_the_course(run, capsys):
     out = run / "curve"
-    assert main(["--name", "walk", "--out", str(out)] + COURSE) == 0
+    assert main(["--name", "walk", "--out", str(out), "--select"] + COURSE) == 0
     report = json.loads((out / "course_curve.json").read_text())
     rows = report["rows"]
+    assert report["selected"]["iteration"] == 400  # walks as well as 200 (the same policy): the later one
     assert [r["iteration"] for r in rows] == [100, 200, 400]  # the snapshots, then the end of the run
     stands, walks, end = (r["courses"]["slope_down:0.1"] for r in rows)
     assert stands["successes"] == 0 and stands["episodes"] == 2  # zero actions: it stays at the spawn point
@@ -44,6 +45,16 @@ def test_each_checkpoint_walks_the_course(run, capsys):
     assert (out / "course_curve.png").stat().st_size > 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("[1/3] it 100: slope_down:0.1 0/2 reached") and "ETA" in lines[0]
+
+
+def _row(iteration, *courses):
+    return {"iteration": iteration, "courses": {f"c{k}": {"successes": s, "falls": f} for k, (s, f) in enumerate(courses)}}
+
+
+def test_select_takes_most_goals_then_fewest_falls_then_the_latest():
+    assert select_checkpoint([_row(1, (9, 0), (5, 1)), _row(2, (8, 0), (5, 0))])["iteration"] == 1  # 14 goals > 13
+    assert select_checkpoint([_row(1, (9, 0), (5, 0)), _row(2, (9, 1), (5, 0))])["iteration"] == 1  # fewer falls
+    assert select_checkpoint([_row(1, (9, 0)), _row(2, (9, 0))])["iteration"] == 2  # a tie: the later
 
 
 def test_every_and_from_iteration_pick_the_snapshots(run):

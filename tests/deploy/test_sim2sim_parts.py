@@ -178,3 +178,14 @@ def test_a_schedule_starting_with_a_minus_is_read_as_the_value_of_commands():
         ["--commands=-0.5,0,0@5", "--seed", "-1"]  # only --commands' value is glued
     assert get_args(["--export", "x", "--commands", "-.3,0,0@2;0,0,1"]).commands == "-.3,0,0@2;0,0,1"
     assert get_args(["--export", "x", "--commands", "0.3,0,0"]).commands == "0.3,0,0"
+
+
+def test_wilson_interval_brackets_the_rate_and_narrows_with_episodes():
+    from deploy.metrics import wilson_interval
+
+    lo, hi = wilson_interval(7, 128)
+    assert lo == pytest.approx(0.0267, abs=2e-4) and hi == pytest.approx(0.1086, abs=2e-4)  # Wilson: 2.7-10.9%
+    lo4, hi4 = wilson_interval(28, 512)  # the same rate over four times the episodes
+    assert lo < lo4 < 7 / 128 < hi4 < hi
+    assert wilson_interval(0, 32)[0] == 0.0 and wilson_interval(0, 32)[1] > 0.05  # none in 32 is not "never"
+    assert wilson_interval(32, 32)[1] == 1.0 and wilson_interval(0, 0) is None
