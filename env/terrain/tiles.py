@@ -189,12 +189,12 @@ def obstacles_tile(difficulty: float, terrain: Cfg, rng: np.random.Generator) ->
     lo, hi = terrain.obstacle_size
     sides = np.minimum(rng.uniform(lo, hi, size=(count, 2)), size)
     corners = rng.uniform(0.0, 1.0, size=(count, 2)) * (size - sides)  # rectangle stays inside the tile
-    signs = rng.choice(np.asarray(terrain.obstacle_height_fractions, dtype=float), size=count)
+    fractions = rng.choice(np.asarray(terrain.obstacle_height_fractions, dtype=float), size=count)
     start = np.rint(corners / h).astype(int)
     stop = np.rint((corners + sides) / h).astype(int)
     heights = np.zeros((n, n))
-    for (i0, j0), (i1, j1), sign in zip(start, stop, signs):
-        heights[i0:i1, j0:j1] = sign * height
+    for (i0, j0), (i1, j1), fraction in zip(start, stop, fractions):
+        heights[i0:i1, j0:j1] = fraction * height
     heights[_platform(terrain, n)] = 0.0
     return heights
 

@@ -48,7 +48,9 @@ def test_each_checkpoint_walks_the_course(run, capsys):
 
 
 def _row(iteration, *courses):
-    return {"iteration": iteration, "courses": {f"c{k}": {"successes": s, "falls": f} for k, (s, f) in enumerate(courses)}}
+    """A course_curve row: courses c0, c1, ... with (successes, falls) each."""
+    return {"iteration": iteration,
+            "courses": {f"c{k}": {"successes": s, "falls": f} for k, (s, f) in enumerate(courses)}}
 
 
 def test_select_takes_most_goals_then_fewest_falls_then_the_latest():
