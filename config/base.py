@@ -222,6 +222,8 @@ class Base:
             dof_pos = 0.01  # rad
             dof_vel = 1.5  # rad/s
             height_measurements = 0.1  # m, on the policy's height scan (terrain.policy_height_scan)
+            height_drift = 0.0  # m, each episode the policy's height map reads the ground up to this much higher or
+            # lower (one uniform draw per episode, every scan point alike): a map drifted against the base's height
 
     class normalization:
         clip_observations = 100.0  # observations are clipped to +-this after scaling

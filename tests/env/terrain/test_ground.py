@@ -193,6 +193,35 @@ def test_a_perceptive_policy_observes_the_scan(rough_cfg):
                                            "terrain.measure_heights=false"]))
 
 
+def test_the_height_drift_shifts_each_episodes_whole_scan_alike_and_only_the_scan():
+    quiet = [f"noise.noise_scales.{k}=0.0" for k in ("lin_vel", "ang_vel", "gravity", "dof_pos", "dof_vel",
+                                                      "height_measurements")]
+    cfg = load_config("go2_rough", ["env.num_envs=8", "sim.nthread=2", *SMALL, "terrain.policy_height_scan=true",
+                                    *quiet, "noise.noise_scales.height_drift=0.1"])
+    env = make_env(cfg)
+    task, scale = env.task, cfg.normalization.obs_scales.height_measurements
+    env.reset()
+    scan = slice(task.frame_size - 187, task.frame_size)
+    offsets = []
+    for _ in range(3):
+        obs, critic_obs, *_ = env.step(torch.zeros(env.num_envs, env.num_actions))
+        newest = obs[:, -task.frame_size:]
+        diff = newest - critic_obs[:, :task.frame_size]  # the critic's copy of the frame has no noise
+        assert torch.all(diff[:, :scan.start] == 0)  # nothing but the scan moves
+        per_point = diff[:, scan] / scale  # m
+        offsets.append(per_point[:, 0])
+        assert torch.allclose(per_point, per_point[:, :1].expand_as(per_point), atol=1e-5)  # every point alike
+    first = offsets[0]
+    assert torch.all(first.abs() <= 0.1 + 1e-5) and first.std() > 0.01  # drawn per env within +-0.1 m
+    for later in offsets[1:]:  # no episode ended (3 steps): the same drift all episode
+        assert torch.allclose(later, first, atol=1e-5)
+    env.task.reset_idx(torch.arange(env.num_envs))
+    assert not torch.allclose(task.scan_drift[:, 0], -first / 0.1, atol=1e-3)  # a new episode, a new drift
+    calm = make_env(load_config("go2_rough", ["env.num_envs=8", "sim.nthread=2", *SMALL, "noise.add_noise=false",
+                                             "terrain.policy_height_scan=true", "noise.noise_scales.height_drift=0.1"]))
+    assert torch.all(calm.task.scan_drift_vec == 0)  # play and evaluation: no noise, no drift
+
+
 def test_heading_command_steers_towards_the_heading(rough_cfg):
     env = make_env(rough_cfg)
     task = env.task
