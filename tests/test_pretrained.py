@@ -47,3 +47,17 @@ def test_resuming_a_pretrained_policy_names_each_field_once(tmp_path, monkeypatc
     changed = [line for line in notes if "changed config" in line]
     assert len(changed) == 1 and "(absent)" not in changed[0], changed
     assert "env.num_envs: 1024 -> 4" in changed[0] and "runner.num_steps_per_env" in changed[0]
+
+
+def test_the_committed_perceptive_go2_climbs_from_its_exported_files(tmp_path, capsys):
+    """benchmarks/results/go2_perceptive: its export is its checkpoint's policy, and deploy's ray-cast scan walks it
+    up the 10 cm course stairs (127 of 128 in the README)."""
+    folder = ROOT / "benchmarks" / "results" / "go2_perceptive" / "policy"
+    assert play.main(["--name", str(folder), "--check-export"]) == 0, capsys.readouterr().err
+    out = tmp_path / "course.json"
+    proc = subprocess.run([sys.executable, "-m", "deploy.sim2sim", "--export", str(folder), "--variants", "nominal",
+                           "--course", "stairs_up:0.10", "--episodes", "2", "--quiet", "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(out.read_text())["courses"]["stairs_up:0.1"]["summary"]
+    assert summary["successes"] == 2 and summary["falls"] == 0, summary
