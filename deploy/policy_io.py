@@ -61,6 +61,7 @@ class Term:
     clip: float | None = None  # value - offset is clipped to +-clip before the scale (height_scan)
     points: np.ndarray | None = None  # (size, 2) m, where a height_scan samples the ground (base yaw frame)
     noise: float = 0.0  # m, uniform +- noise the term trained with (height_scan; deploy adds none unless asked)
+    drift: float = 0.0  # m, uniform +- per-episode map offset it trained with (height_scan; --scan-drift tests one)
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,7 @@ def _floats(meta: dict, key: str, n: int, where: Path, none_is_inf: bool = False
 
 
 def _scan_fields(term: dict, size: int, where: Path) -> dict[str, Any]:
-    """clip, points and noise of a term that has them (height_scan), checked."""
+    """clip, points, noise and drift of a term that has them (height_scan), checked."""
     out: dict[str, Any] = {}
     if term.get("clip") is not None:
         out["clip"] = _number(term, "clip", where)
@@ -147,8 +148,9 @@ def _scan_fields(term: dict, size: int, where: Path) -> dict[str, Any]:
         out["points"] = np.array(pts, dtype=np.float64)
         if not np.isfinite(out["points"]).all():
             raise DeployError(f"{where}: observation term '{term['name']}' points must be finite numbers")
-    if term.get("noise") is not None:
-        out["noise"] = _number(term, "noise", where, positive=False)
+    for key in ("noise", "drift"):
+        if term.get(key) is not None:
+            out[key] = _number(term, key, where, positive=False)
     return out
 
 
