@@ -36,13 +36,12 @@ def _term(name: str, size: int, task: Any, cfg: Any) -> dict[str, Any]:
     if name == "height_scan" and ground is not None and ground.scan is not None:
         points = [[round(float(x), 6), round(float(y), 6)] for x, y in ground.scan.cpu().tolist()]
         noise = cfg.noise
-        trained_noise = float(noise.noise_scales.height_measurements * noise.noise_level) if noise.add_noise else 0.0
-        trained_drift = float(noise.noise_scales.height_drift * noise.noise_level) if noise.add_noise else 0.0
+        level = float(noise.noise_level) if noise.add_noise else 0.0  # as the task applies its noise
         return {"name": name, "size": size, "unit": "m", "scale": [s.height_measurements] * size,
                 "offset": [float(cfg.rewards.base_height_target)] * size, "points": points,
                 "clip": float(getattr(task, "scan_clip", 1.0)),  # m, on value - offset, before the scale
-                "noise": trained_noise,  # m, uniform +- draw per value and step it trained with
-                "drift": trained_drift,  # m, uniform +- draw per episode, the same on every value, it trained with
+                "noise": noise.noise_scales.height_measurements * level,  # m, uniform +- per value and step
+                "drift": noise.noise_scales.height_drift * level,  # m, uniform +- per episode, every value alike
                 "description": "base height above the ground at each of `points` (x forward, y left, in m, in the "
                                "base's yaw frame: turned with the heading only); frame value = clip(value - offset, "
                                "-clip, clip) * scale; needs a height map around the robot"}

@@ -13,6 +13,14 @@ ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ["go2", "qmini", "g1"]
 
 
+def sim2sim(folder: Path, out: Path, *args: str) -> dict:
+    """deploy.sim2sim on a committed policy folder (read only), its report."""
+    proc = subprocess.run([sys.executable, "-m", "deploy.sim2sim", "--export", str(folder), *args, "--quiet",
+                           "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_export_matches_the_checkpoint(robot, capsys):
     folder = ROOT / "benchmarks" / "results" / robot / "policy"
@@ -22,13 +30,9 @@ def test_export_matches_the_checkpoint(robot, capsys):
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_it_walks_in_sim2sim_from_the_folder(robot, tmp_path):
     folder = ROOT / "benchmarks" / "results" / robot / "policy"
-    out = tmp_path / "run.json"
-    proc = subprocess.run([sys.executable, "-m", "deploy.sim2sim", "--export", str(folder), "--model",
-                           f"assets/{robot}/{robot}.xml", "--commands", "0.5,0,0@4", "--episodes", "2",
-                           "--duration", "4", "--quiet", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    (result,) = json.loads(out.read_text())["results"].values()
+    report = sim2sim(folder, tmp_path / "run.json", "--model", f"assets/{robot}/{robot}.xml", "--commands",
+                     "0.5,0,0@4", "--episodes", "2", "--duration", "4")
+    (result,) = report["results"].values()
     summary = result["summary"]
     assert summary["falls"] == 0 and summary["lin_vel_rmse_steady"] < 0.2, summary
 
@@ -54,10 +58,7 @@ def test_the_committed_perceptive_go2_climbs_from_its_exported_files(tmp_path, c
     up the 10 cm course stairs (127 of 128 in the README)."""
     folder = ROOT / "benchmarks" / "results" / "go2_perceptive" / "policy"
     assert play.main(["--name", str(folder), "--check-export"]) == 0, capsys.readouterr().err
-    out = tmp_path / "course.json"
-    proc = subprocess.run([sys.executable, "-m", "deploy.sim2sim", "--export", str(folder), "--variants", "nominal",
-                           "--course", "stairs_up:0.10", "--episodes", "2", "--quiet", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    summary = json.loads(out.read_text())["courses"]["stairs_up:0.1"]["summary"]
+    report = sim2sim(folder, tmp_path / "course.json", "--variants", "nominal", "--course", "stairs_up:0.10",
+                     "--episodes", "2")
+    summary = report["courses"]["stairs_up:0.1"]["summary"]
     assert summary["successes"] == 2 and summary["falls"] == 0, summary

@@ -77,6 +77,7 @@ class LocomotionTask(Task):
         self.command_scale = torch.tensor([scales.lin_vel, scales.lin_vel, scales.ang_vel], device=dev)
         self.noise_vec = self._noise_vector()
         self.scan_drift_vec = self._scan_drift_vector()
+        self.drifting = bool(self.scan_drift_vec.any())
         self.scan_drift = torch.zeros(n, 1, device=dev)  # per episode, in units of noise_scales.height_drift
         self.robot_weight = float(env.model.body_mass.sum()) * 9.81  # N, to scale contact forces
         self.joint_deviation_weights = joint_weights(env.dof_names, dict(cfg.rewards.joint_deviation_weights), dev)
@@ -197,24 +198,29 @@ class LocomotionTask(Task):
         per_term = {"base_ang_vel": ns.ang_vel * s.ang_vel, "projected_gravity": ns.gravity, "commands": 0.0,
                     "dof_pos": ns.dof_pos * s.dof_pos, "dof_vel": ns.dof_vel * s.dof_vel, "actions": 0.0,
                     "gait_clock": 0.0, "height_scan": ns.height_measurements * s.height_measurements}
-        vec = torch.cat([torch.full((size,), per_term[name]) for name, size in self.obs_layout])
-        return (vec * noise.noise_level if noise.add_noise else torch.zeros_like(vec)).to(self.device)
+        return self._noise_frame(per_term)
 
     def _scan_drift_vector(self) -> torch.Tensor:
         """(frame_size,) what a map reading the ground noise_scales.height_drift higher adds to the policy frame:
         every scan value (base height above the point) lower by that much; zero off the scan. Each episode scales it
         by its own draw in [-1, 1], so the map's error is the same all episode, as an elevation map's drift against
         the base's height estimate is (robust perceptive policies train with such offsets: Miki et al., 2022)."""
-        noise, s = self.cfg.noise, self.cfg.normalization.obs_scales
-        drift = -noise.noise_scales.height_drift * s.height_measurements
-        vec = torch.cat([torch.full((size,), drift if name == "height_scan" else 0.0) for name, size in self.obs_layout])
+        drift = -self.cfg.noise.noise_scales.height_drift * self.cfg.normalization.obs_scales.height_measurements
+        return self._noise_frame({name: drift if name == "height_scan" else 0.0 for name, _ in self.obs_layout})
+
+    def _noise_frame(self, per_term: dict[str, float]) -> torch.Tensor:
+        """(frame_size,) per_term[name] on each term's entries, times noise.noise_level; zeros with noise off."""
+        noise = self.cfg.noise
+        vec = torch.cat([torch.full((size,), per_term[name]) for name, size in self.obs_layout])
         return (vec * noise.noise_level if noise.add_noise else torch.zeros_like(vec)).to(self.device)
 
     def compute_observations(self) -> tuple[torch.Tensor, torch.Tensor]:
         env, s = self.env, self.cfg.normalization.obs_scales
         clip = self.cfg.normalization.clip_observations
         frame = self._policy_frame()
-        noisy = frame + (2 * torch.rand_like(frame) - 1) * self.noise_vec + self.scan_drift * self.scan_drift_vec
+        noisy = frame + (2 * torch.rand_like(frame) - 1) * self.noise_vec
+        if self.drifting:  # only where a drift is configured: no extra work per step for every other config
+            noisy = noisy + self.scan_drift * self.scan_drift_vec
         self.obs_history = torch.cat([self.obs_history[:, 1:], noisy.unsqueeze(1)], dim=1)
         obs = self.obs_history.flatten(1)
         critic_obs = torch.cat([  # in critic_obs_layout's order

@@ -84,10 +84,10 @@ def test_the_export_rebuilds_the_training_observation(perceptive_env, tmp_path):
     assert scan_term.drift == 0.0  # the fixture trains without noise: no drift either
     noisy = copy.deepcopy(cfg)
     noisy.noise.add_noise = True  # go2_perceptive's own noise: 0.1 m per value and step, a drift of up to 0.1 m
-    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(policy_metadata(env, noisy)))
-    trained = next(t for t in read_policy_yaml(tmp_path).terms if t.name == "height_scan")
+    (tmp_path / "noisy").mkdir()
+    (tmp_path / "noisy" / "policy.yaml").write_text(yaml.safe_dump(policy_metadata(env, noisy)))
+    trained = next(t for t in read_policy_yaml(tmp_path / "noisy").terms if t.name == "height_scan")
     assert trained.noise == pytest.approx(0.1) and trained.drift == pytest.approx(0.1)
-    (tmp_path / "policy.yaml").write_text(yaml.safe_dump(policy_metadata(env, cfg)))
 
     robot, task = env.robot, env.task
     pos = robot.base_pos.double().numpy()
