@@ -55,7 +55,7 @@ def test_resuming_a_pretrained_policy_names_each_field_once(tmp_path, monkeypatc
 
 def test_the_committed_perceptive_go2_climbs_from_its_exported_files(tmp_path, capsys):
     """benchmarks/results/go2_perceptive: its export is its checkpoint's policy, and deploy's ray-cast scan walks it
-    up the 10 cm course stairs (127 of 128 in the README)."""
+    up the 10 cm course stairs (32 of 32 in the README)."""
     folder = ROOT / "benchmarks" / "results" / "go2_perceptive" / "policy"
     assert play.main(["--name", str(folder), "--check-export"]) == 0, capsys.readouterr().err
     report = sim2sim(folder, tmp_path / "course.json", "--variants", "nominal", "--course", "stairs_up:0.10",
