@@ -51,15 +51,21 @@ SUMMARY_KEYS = ("episodes", "successes", "success_rate", "falls", "fall_rate", "
                 "stopped_at_m")
 
 
-def checkpoints(exp: Any, every: int, first: int) -> list[tuple[int, Path]]:
-    """(iteration, path) to evaluate, oldest first: every `every`-th snapshot from iteration `first`, and the
-    end of the run (policy.pt, read for its iteration) unless a snapshot of that iteration is already in."""
-    snaps = [(it, p) for it, p in sorted(exp.snapshots()) if it >= first][::every]
+Checkpoint = tuple[int, Path, dict | None]  # iteration, file, its contents where already read
+
+
+def checkpoints(exp: Any, every: int, first: int) -> list[Checkpoint]:
+    """What to evaluate, oldest first: every `every`-th snapshot from iteration `first`, and the end of the run
+    unless a snapshot of that iteration is already in. policy.pt is read here, once, and those weights are the
+    ones evaluated: a run still training rewrites it every iteration, and its row must not be labelled with
+    one iteration and walk another's weights."""
+    snaps: list[Checkpoint] = [(it, p, None) for it, p in sorted(exp.snapshots()) if it >= first][::every]
     if exp.policy_path.is_file():
-        it = int(read_checkpoint(exp.policy_path, "cpu", exp).get("iteration", -1))
-        if it >= first and it not in {i for i, _ in snaps}:
-            snaps.append((it, exp.policy_path))
-    return sorted(snaps)
+        end = read_checkpoint(exp.policy_path, "cpu", exp)
+        it = int(end.get("iteration", -1))
+        if it >= first and it not in {i for i, _, _ in snaps}:
+            snaps.append((it, exp.policy_path, end))
+    return sorted(snaps, key=lambda c: c[0])
 
 
 class Exporter:
@@ -77,12 +83,13 @@ class Exporter:
             self._env = (key, cfg, build_env(cfg, 0))
         return self._env[1], self._env[2]
 
-    def export(self, iteration: int, path: Path, out_dir: Path) -> None:
-        """One checkpoint to `out_dir` (policy.onnx, policy.yaml, scene.xml)."""
+    def export(self, iteration: int, path: Path, data: dict | None, out_dir: Path) -> None:
+        """One checkpoint (`data`, or read from `path`) to `out_dir` (policy.onnx, policy.yaml, scene.xml)."""
         from model.export import export_policy
 
         cfg, env = self.env_at(iteration)
-        policy = load_trained(read_checkpoint(path, "cpu", self.exp), path, cfg, env, "cpu")
+        policy = load_trained(data if data is not None else read_checkpoint(path, "cpu", self.exp), path, cfg, env,
+                              "cpu")
         export_policy(policy, env, cfg, out_dir, {"experiment": self.flags.name, "checkpoint": path.name,
                                                   "iteration": iteration})
 
@@ -170,10 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     exporter, rows, start = Exporter(exp, saved, flags), [], time.perf_counter()
-    for k, (iteration, path) in enumerate(todo):
+    for k, (iteration, path, data) in enumerate(todo):
         with tempfile.TemporaryDirectory(prefix="course_curve_") as tmp:
             try:
-                exporter.export(iteration, path, Path(tmp))
+                exporter.export(iteration, path, data, Path(tmp))
                 result = walk_courses(Path(tmp), args.course, args.episodes, args.jobs, args.seed, args.duration)
             except (CheckpointError, PlayError, DeployError) as err:
                 print(f"error: {path}: {' '.join(str(err).split())}", file=sys.stderr)

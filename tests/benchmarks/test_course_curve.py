@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+import benchmarks.course_curve as course_curve
 from benchmarks.course_curve import main, select_checkpoint
 
 FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "data" / "go2_walk"
@@ -63,6 +64,27 @@ def test_every_and_from_iteration_pick_the_snapshots(run):
     out = run / "curve"
     assert main(["--name", "walk", "--out", str(out), "--from_iteration", "150"] + COURSE) == 0
     assert [r["iteration"] for r in json.loads((out / "course_curve.json").read_text())["rows"]] == [200, 400]
+
+
+def test_a_live_run_rewriting_policy_pt_does_not_change_the_end_row(run, monkeypatch):
+    """A run still training rewrites policy.pt every iteration: the end row walks the weights of the iteration it
+    is labelled with (400, the walking policy), not the file as it is when its turn comes (here: a standing actor)."""
+    policy_pt = run / "experiments" / "walk" / "model" / "policy.pt"
+    standing = torch.load(run / "experiments" / "walk" / "model" / "all" / "policy_100.pt", weights_only=False)
+    standing["iteration"] = 401
+    walk = course_curve.walk_courses
+
+    def walk_then_train_on(*args, **kwargs):
+        result = walk(*args, **kwargs)
+        torch.save(standing, policy_pt)  # the training run saves its next iteration meanwhile
+        return result
+
+    monkeypatch.setattr(course_curve, "walk_courses", walk_then_train_on)
+    out = run / "curve"
+    assert main(["--name", "walk", "--out", str(out), "--from_iteration", "150"] + COURSE) == 0
+    rows = json.loads((out / "course_curve.json").read_text())["rows"]
+    assert [r["iteration"] for r in rows] == [200, 400]
+    assert rows[1]["courses"] == rows[0]["courses"] and rows[1]["courses"]["slope_down:0.1"]["successes"] >= 1
 
 
 @pytest.mark.parametrize("extra, message", [
