@@ -13,6 +13,7 @@ import ast
 import copy
 import importlib
 import pkgutil
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterable
@@ -176,8 +177,23 @@ def apply_overrides(cfg: Cfg, overrides: Iterable[str]) -> Cfg:
     return cfg
 
 
+# YAML 1.1, which PyYAML reads, takes 1e-4 and 3E5 for text (its floats need a dot); on a command line they are numbers
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def _parse_value(text: str) -> Any:
     try:
-        return yaml.safe_load(text) if text else ""
+        value = yaml.safe_load(text) if text else ""
     except yaml.YAMLError:
         return text
+    return _exponents_as_numbers(value)
+
+
+def _exponents_as_numbers(value: Any) -> Any:
+    if isinstance(value, str) and _EXPONENT_NUMBER.fullmatch(value):
+        return float(value)
+    if isinstance(value, list):
+        return [_exponents_as_numbers(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _exponents_as_numbers(v) for k, v in value.items()}
+    return value

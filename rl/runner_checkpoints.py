@@ -86,6 +86,10 @@ class RunnerCheckpoints:
         """Restore networks, normalisers, (optimizer), counters and RNG states from a loaded checkpoint."""
         check_sizes(ckpt, num_obs=self.num_obs, num_actions=self.num_actions, num_critic_obs=self.num_critic_obs)
         self.alg.load_state_dict(ckpt, load_optimizer=load_optimizer)
+        saved_lr = ckpt.get("learning_rate")
+        if load_optimizer and saved_lr is not None and self.alg.learning_rate != float(saved_lr):
+            self.log.print(f"note: learning rate {self.alg.learning_rate:.3g} as the config sets it "
+                           f"({self.alg.schedule} schedule), not the checkpoint's {float(saved_lr):.3g}")
         if self.normalize_observations:
             if not ckpt.get("obs_normalizer"):
                 raise ValueError(f"{source} has no observation normaliser but policy.normalize_observations is on")

@@ -270,9 +270,21 @@ class PPO:
         self.critic.load_state_dict(state["critic"])
         if load_optimizer:
             self.optimizer.load_state_dict(state["optimizer"])
-            self.learning_rate = float(state.get("learning_rate", self.optimizer.param_groups[0]["lr"]))
+            self.learning_rate = self._resumed_learning_rate(state)
             for group in self.optimizer.param_groups:
                 group["lr"] = self.learning_rate
+
+    def _resumed_learning_rate(self, state: dict[str, Any]) -> float:
+        """The step size a resumed run goes on with (`self.learning_rate` is the config's here).
+
+        The adaptive schedule's last value is part of its state and carries on. A fixed schedule's step size
+        is the config's, and so is a start value the config changed since the checkpoint's run (``--set
+        algorithm.learning_rate`` on resume): otherwise cfg.yaml would name one step size and the run take another.
+        """
+        trained = (state.get("cfg") or {}).get("algorithm", {}).get("learning_rate")
+        if self.schedule == "fixed" or (trained is not None and float(trained) != self.learning_rate):
+            return self.learning_rate
+        return float(state.get("learning_rate", self.optimizer.param_groups[0]["lr"]))
 
 
 def _gaussian_kl(mu0: torch.Tensor, sigma0: torch.Tensor, mu1: torch.Tensor, sigma1: torch.Tensor) -> torch.Tensor:

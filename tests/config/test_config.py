@@ -41,6 +41,15 @@ def test_override_sets_and_keeps_types():
     assert cfg.domain_rand.push_robots is False
 
 
+def test_override_numbers_in_exponent_notation_are_numbers():
+    """YAML 1.1 reads 5e-5 as text; on the command line it is the number a researcher typed."""
+    cfg = load_config("qmini", ["algorithm.learning_rate=5e-5", "algorithm.max_lr=1E-2",
+                                "domain_rand.friction_range=[5e-1, 1.25]", "runner.wandb_project=1e3run"])
+    assert cfg.algorithm.learning_rate == 5e-5 and cfg.algorithm.max_lr == 1e-2
+    assert cfg.domain_rand.friction_range == [0.5, 1.25]
+    assert cfg.runner.wandb_project == "1e3run"  # text that only starts like a number stays text
+
+
 def test_a_free_length_list_takes_any_number_of_items():
     cfg = load_config("qmini_rough", ["terrain.obstacle_height_fractions=[-1.0,-0.5,0.5,1.0]"])
     assert cfg.terrain.obstacle_height_fractions == [-1.0, -0.5, 0.5, 1.0]

@@ -92,6 +92,20 @@ def test_adaptive_lr_goes_up_when_kl_is_small_and_fixed_keeps_it():
     assert fixed.learning_rate == 1e-3 and fixed.optimizer.param_groups[0]["lr"] == 1e-3
 
 
+@pytest.mark.parametrize("algorithm, expected", [
+    ({"learning_rate": 1e-3}, 2e-4),  # the same config: the adaptive schedule goes on from where it was
+    ({"learning_rate": 1e-3, "schedule": "fixed"}, 1e-3),  # a fixed schedule takes the config's step size
+    ({"learning_rate": 5e-5}, 5e-5),  # a start value set on resume (--set algorithm.learning_rate) holds
+])
+def test_a_resumed_learning_rate_is_the_schedules_or_the_configs(algorithm, expected):
+    trained = _ppo(learning_rate=1e-3)
+    trained.learning_rate = 2e-4  # where the adaptive schedule had taken it
+    checkpoint = {**trained.state_dict(), "cfg": {"algorithm": {"learning_rate": 1e-3, "schedule": "adaptive"}}}
+    resumed = _ppo(**algorithm)
+    resumed.load_state_dict(checkpoint)
+    assert resumed.learning_rate == expected and resumed.optimizer.param_groups[0]["lr"] == expected
+
+
 def test_a_large_critic_gradient_does_not_shrink_the_actor_step():
     ppo = _ppo(max_grad_norm=1.0)
     for p in ppo.actor.parameters():
