@@ -95,6 +95,9 @@ class LeggedRobotEnv:
         self.feet_first_contact = torch.zeros(n, self.num_feet, dtype=torch.bool, device=dev)
         self.feet_air_time_at_contact = zeros(n, self.num_feet)
         self.episode_length_buf = torch.zeros(n, dtype=torch.long, device=dev)
+        # envs whose episode began at a random point of its clock (spread_episode_starts): cut short, so the
+        # terrain curriculum does not judge it (a robot that had one second to walk is no evidence of its level)
+        self.clock_spread = torch.zeros(n, dtype=torch.bool, device=dev)
         self.time_outs = torch.zeros(n, dtype=torch.bool, device=dev)
         self.spawn_xy = zeros(n, 2)  # m, world xy where each env's episode started (terrain curriculum)
         self.push_interval = max(1, int(round(self.cfg.domain_rand.push_interval_s / self.dt)))
@@ -206,6 +209,7 @@ class LeggedRobotEnv:
         envs time out, resample commands and get pushed in the same step, all run long.
         """
         self.episode_length_buf.random_(0, int(self.max_episode_length))  # in place, like every other writer
+        self.clock_spread.fill_(True)
 
     # ---------------------------------------------------------------- resets
     def _init_reset(self) -> None:
@@ -256,6 +260,7 @@ class LeggedRobotEnv:
             buf[env_ids] = 0.0
         self.last_contacts[env_ids] = False
         self.episode_length_buf[env_ids] = 0
+        self.clock_spread[env_ids] = False
         self.time_outs[env_ids] = False
         if getattr(self.cfg.domain_rand, "push_random_phase", False):  # pushes at any moment, not on a fixed clock
             self.push_phase[env_ids] = torch.randint(0, self.push_interval, (n,), device=dev)

@@ -253,9 +253,10 @@ class LocomotionTask(Task):
         out = super()._finish_episodes(env_ids)
         self.curriculum.finish_episodes(env_ids)
         out["curriculum_level"] = torch.tensor(self.curriculum.level)
-        walked = torch.norm(self.env.base_pos[env_ids, :2] - self.env.spawn_xy[env_ids], dim=1)
-        commanded = torch.norm(self.commanded_offset[env_ids], dim=1)
-        self.env.ground.finish_episodes(env_ids, walked, commanded)  # terrain curriculum
+        judged = env_ids[~self.env.clock_spread[env_ids]]  # not the first, cut-short episode after a (re)start
+        walked = torch.norm(self.env.base_pos[judged, :2] - self.env.spawn_xy[judged], dim=1)
+        commanded = torch.norm(self.commanded_offset[judged], dim=1)
+        self.env.ground.finish_episodes(judged, walked, commanded)  # terrain curriculum
         level = self.env.ground.mean_level()
         if level is not None:
             out["terrain_level"] = level

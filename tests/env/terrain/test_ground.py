@@ -162,6 +162,27 @@ def test_commanded_offset_is_where_a_perfect_tracker_would_stand(rough_cfg):
     assert torch.all(task.commanded_offset == 0)
 
 
+def test_the_cut_short_first_episode_after_a_spread_start_does_not_move_levels(rough_cfg):
+    """Training (and every resume) starts each env at a random point of its episode clock; an env left 20 steps
+    to walk has not walked its commands, and judging it demoted robots at every resume. Later episodes count."""
+    env = make_env(rough_cfg)
+    robot, ground = env.robot, env.robot.ground
+    env.reset()
+    env.task.hold_commands(torch.tensor([1.0, 0.0, 0.0]))  # 0.4 m in 20 steps; standing robots walk none of it
+    ground.curriculum.levels.fill_(2)
+
+    def stand_to_the_end_of_the_episode():
+        robot.episode_length_buf.fill_(robot.max_episode_length - 20)
+        for _ in range(20):
+            env.step(torch.zeros(env.num_envs, env.num_actions))
+
+    env.spread_episode_starts()
+    stand_to_the_end_of_the_episode()  # the spread episode: cut short, not judged
+    assert torch.all(ground.curriculum.levels == 2) and not robot.clock_spread.any()
+    stand_to_the_end_of_the_episode()  # a whole episode's verdict: 0.4 m asked for, none walked
+    assert torch.all(ground.curriculum.levels == 1)
+
+
 def test_base_height_and_scan_are_measured_from_the_ground_under_the_robot(rough_cfg):
     env = make_env(rough_cfg)
     robot = env.robot
