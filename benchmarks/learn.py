@@ -111,7 +111,7 @@ def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float,
                ckpt: dict | None = None, after_iteration=None, warm: WarmSource | None = None) -> OnPolicyRunner:
     runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device=cfg.runner.device, model_dir=experiment.model_dir,
                             cfg_dict=cfg.to_dict(), run_name=experiment.name,
-                            verbose=False)  # report() prints the budget-aware line instead
+                            iteration_lines=False)  # report() prints the budget-aware line instead; notes print
     if ckpt is not None:
         runner.load_state(ckpt, experiment.policy_path)
     if warm is not None:  # as train.py --init_from: the actor (and what fits of the critic) from another policy

@@ -79,13 +79,14 @@ class OnPolicyRunner(RunnerCheckpoints):
         run_name: prefix of the console lines (default: name of model_dir's parent, else "run").
         save_interval: iterations between copies in all/ (default ``cfg.runner.save_interval``); policy.pt is saved every iteration.
         keep_all: also keep ``all/policy_<it>.pt`` at every save_interval.
-        verbose: print one console line per ``cfg.runner.log_interval`` iterations.
+        verbose: print at all: notes (resume, stages, stops) and, with ``iteration_lines``, one console line per
+            ``cfg.runner.log_interval`` iterations.
     """
 
     def __init__(self, env: Any, cfg: Any, log_dir: str | None = None, device: str | torch.device = "cpu", *,
                  model_dir: str | os.PathLike | None = None, cfg_dict: dict[str, Any] | None = None,
                  run_name: str | None = None, save_interval: int | None = None, keep_all: bool = True,
-                 verbose: bool = True, sync: Sync | None = None) -> None:
+                 verbose: bool = True, iteration_lines: bool = True, sync: Sync | None = None) -> None:
         self.env = env
         self.sync = sync or Sync()  # data-parallel ranks (rl.distributed); only rank 0 should get dirs
         self.cfg = cfg
@@ -99,7 +100,7 @@ class OnPolicyRunner(RunnerCheckpoints):
         self.max_skipped_updates: int = int(getattr(cfg.runner, "max_skipped_updates", 3))
         self.keep_all = keep_all
         loggers = make_loggers(cfg.runner, log_dir, self.run_name, self.cfg_dict)  # TensorBoard (+ W&B)
-        self.log = TrainLog(self.run_name, loggers, getattr(cfg.runner, "log_interval", 1), verbose)
+        self.log = TrainLog(self.run_name, loggers, getattr(cfg.runner, "log_interval", 1), verbose, iteration_lines)
 
         self.num_obs: int = env.num_obs
         self.num_critic_obs: int = env.num_critic_obs

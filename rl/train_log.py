@@ -43,11 +43,13 @@ TB_TAGS = {
 
 
 class TrainLog:
-    def __init__(self, run_name: str, loggers: list[Logger], log_interval: int = 1, verbose: bool = True) -> None:
+    def __init__(self, run_name: str, loggers: list[Logger], log_interval: int = 1, verbose: bool = True,
+                 iteration_lines: bool = True) -> None:
         self.run_name = run_name
         self.loggers = list(loggers)  # a backend that fails is dropped from here; the others go on
         self.log_interval = max(1, int(log_interval))
-        self.verbose = verbose
+        self.verbose = verbose  # print at all (rank 0 only)
+        self.iteration_lines = iteration_lines  # the per-iteration line too (a caller with its own progress line: no)
 
     def open(self, resume_iteration: int) -> None:
         """Open every backend (each opens once); on a resume, continue from the resumed checkpoint's iteration."""
@@ -83,7 +85,7 @@ class TrainLog:
             if tag is not None and isinstance(value, (int, float)):
                 values[tag] = value
         self._each(lambda logger: logger.scalars(it, values))
-        if it % self.log_interval == 0:
+        if self.iteration_lines and it % self.log_interval == 0:
             self.print(self.format_line(it, metrics) + "  " + progress)
 
     def format_line(self, it: int, m: dict[str, Any]) -> str:

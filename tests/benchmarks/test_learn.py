@@ -69,6 +69,18 @@ def test_a_resume_with_set_records_the_new_setting_in_the_kept_cfg_yaml(tmp_path
     assert overrides[-1] == "algorithm.entropy_coef=0.0007"
 
 
+def test_a_resume_at_a_new_learning_rate_trains_at_it_and_says_so(tmp_path, experiments_dir, capsys):
+    """The runner's notes reach learn.py's output (its own progress line replaces the runner's iteration lines)."""
+    out = tmp_path / "results"
+    assert run(out) == 0
+    capsys.readouterr()
+    assert run(out, "--resume", "--set", "algorithm.schedule=fixed", "--set", "algorithm.learning_rate=5e-5") == 0
+    printed = capsys.readouterr().out
+    assert torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)["learning_rate"] == 5e-5
+    assert "note: learning rate 5e-05 as the config sets it (fixed schedule), not the checkpoint's" in printed
+    assert "l#" not in printed  # no runner iteration line ("l#12  3.4s  fps ...")
+
+
 def test_resume_without_an_earlier_run_is_refused(tmp_path):
     with pytest.raises(ValueError, match="--resume needs"):
         run(tmp_path / "results", "--resume")
