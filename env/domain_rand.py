@@ -80,6 +80,21 @@ def restitution_to_dampratio(e: torch.Tensor) -> torch.Tensor:
     return torch.where(e <= 1e-4, torch.ones_like(z), z)
 
 
+def contact_timeconst_floor(model: mujoco.MjModel) -> float:
+    """The shortest contact time constant MuJoCo simulates: 2 physics steps (its "refsafe" rule), 0 when disabled.
+
+    A softness draw below it acts as the floor; at go2_rough's dt 0.01 the default 0.02 s already is the floor.
+    """
+    if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_REFSAFE:
+        return 0.0
+    return 2.0 * float(model.opt.timestep)
+
+
+def _effective_timeconst(solref0: float, floor: float) -> float:
+    """A positive solref[0] is a time constant, raised to the floor; a negative one is a stiffness, kept."""
+    return max(solref0, floor) if solref0 > 0 else solref0
+
+
 class DomainRandomizer:
     """Draws every randomised parameter of the envs being reset in one call and writes it into their model fields.
 
@@ -106,10 +121,12 @@ class DomainRandomizer:
                         ["body_mass", "body_inertia", "body_ipos", "actuator_gainprm", "actuator_biasprm",
                          "actuator_forcerange", "dof_frictionloss", "dof_damping", "dof_armature", "geom_solref",
                          "geom_solimp"]}
+        self.timeconst_floor = contact_timeconst_floor(model)
         nominal_value = {
             "friction": float(cfg.terrain.static_friction), "restitution": float(cfg.terrain.restitution),
             # the ground's contact parameters (geom 0 is the floor in every scene we build)
-            "contact_timeconst": float(model.geom_solref[0, 0]), "contact_dmin": float(model.geom_solimp[0, 0]),
+            "contact_timeconst": _effective_timeconst(float(model.geom_solref[0, 0]), self.timeconst_floor),
+            "contact_dmin": float(model.geom_solimp[0, 0]),
             "payload": 0.0, "com": 0.0,
         }
         c = self.cfg
@@ -145,6 +162,9 @@ class DomainRandomizer:
         low, high = [torch.tensor([c.bound(i) for _, c in self._drawn], device=self.device) for i in (0, 1)]
         self._draw_low, self._draw_span = low, high - low
         self._draw_top = high - 1  # an "int" column's largest whole value
+        # the time constants MuJoCo would raise to its floor are recorded at the floor, as the physics uses them
+        self._draw_floor = torch.tensor([self.timeconst_floor if c.key == "contact_timeconst" else -math.inf
+                                         for _, c in self._drawn], device=self.device)
 
     def set_range(self, range_field: str, bounds: list[float], check_only: bool = False) -> None:
         """Draw `range_field` (e.g. "joint_damping_range") from `bounds` at each env's next reset (a training stage)."""
@@ -199,6 +219,7 @@ class DomainRandomizer:
             values = self._draw_low + self._draw_span * u
             values = torch.where(self._draw_log, values.exp(), values)
             values = torch.where(self._draw_int, torch.minimum(values.floor(), self._draw_top), values)
+            values = torch.maximum(values, self._draw_floor)
             self.table[env_ids.to(self.device).unsqueeze(1), self._draw_cols] = values
         self.apply(env_ids)
 

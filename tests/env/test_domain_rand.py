@@ -137,3 +137,37 @@ def test_action_latency_applies_old_targets(qmini_cfg):
     applied = robot.sim.ctrl.float()
     for i in range(16):
         assert torch.allclose(applied[i], targets[2 - latency[i]][i])
+
+
+def _resting_sphere_height(timeconst: float, dt: float) -> float:
+    import mujoco
+    xml = f"""<mujoco><option timestep="{dt}"/><worldbody><geom type="plane" size="1 1 0.1" solref="{timeconst} 1"/>
+      <body pos="0 0 0.05"><freejoint/><geom type="sphere" size="0.05" mass="10" solref="{timeconst} 1"/></body>
+      </worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    mujoco.mj_step(model, data, 200)
+    return float(data.qpos[2])
+
+
+def test_mujoco_simulates_time_constants_under_two_steps_as_two_steps():
+    # the premise of the floor below: a softer contact sinks deeper, a "stiffer" one than 2 dt does not
+    dt = 0.01
+    assert _resting_sphere_height(0.01, dt) == _resting_sphere_height(0.02, dt)
+    assert _resting_sphere_height(0.04, dt) < _resting_sphere_height(0.02, dt) - 1e-4
+
+
+def test_softness_draws_under_the_floor_are_recorded_as_the_physics_uses_them(qmini_cfg):
+    # at dt 0.01 MuJoCo's floor is 0.02 s: a third of the draws from [0.01, 0.04] act as 0.02 s, and the critic
+    # must see 0.02 for them, not the 0.01-0.02 that was drawn
+    qmini_cfg.sim.dt = 0.01
+    qmini_cfg.domain_rand.contact_timeconst_range = [0.01, 0.04]
+    env = all_randomised(qmini_cfg, num_envs=96)
+    dr = env.robot.domain_rand
+    drawn = dr.params["contact_timeconst"][:, 0]
+    assert dr.timeconst_floor == pytest.approx(0.02)
+    assert drawn.min().item() == pytest.approx(0.02)
+    at_floor = (drawn == drawn.min()).float().mean().item()
+    assert 0.15 < at_floor < 0.55 and drawn.max().item() > 0.03
+    solref = torch.tensor(env.robot.sim.batch.expanded("geom_solref"))[:, 0, 0]
+    assert torch.allclose(solref, drawn.double())
