@@ -22,7 +22,8 @@ import mujoco.batch
 import numpy as np
 
 from deploy.commands import random_schedule
-from deploy.episodes import base_linear_velocity, fallen
+from deploy.episodes import base_linear_velocity
+from deploy.falls import fallen
 from deploy.metrics import Metrics
 from deploy.observation import GaitClock, ObservationBuilder, RobotState
 from deploy.policy_io import OnnxPolicy, PolicySpec, joint_targets

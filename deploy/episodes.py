@@ -15,7 +15,8 @@ policy.yaml's or the check's own --sim-dt), for every robot still standing:
        base's world-frame horizontal velocity changes by a kick drawn uniformly in +-push_vel
        per axis (a velocity impulse). Random moments, so that pushes land at every phase of the
        gait and of the command schedule, not always on a command change.
-    9. fall check (tilt, height, non-finite or reset state), then metrics (metrics.py)
+    9. fall check (deploy/falls.py: a termination body touching the ground, tilt, height, non-finite or
+       reset state), then metrics (metrics.py)
 
 Episodes spawn at the default joint pose, the base at spawn_height with zero velocity and
 a random heading. On a terrain course (deploy/courses.py) the spawn point, heading and the
@@ -38,6 +39,7 @@ import numpy as np
 
 from deploy.commands import Schedule, random_schedule
 from deploy.courses import Course
+from deploy.falls import CAUSES, ContactFall, fall_body_ids, fall_causes, first_cause, safe_quat
 from deploy.height_scan import HeightScanner
 from deploy.metrics import Metrics
 from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
@@ -67,6 +69,9 @@ class RunOptions:
     course_push: bool = False  # pushes on courses (only with --push; a suite's pushes are for its variants)
     scan_noise: float = 0.0  # m, uniform +- noise on every height-scan value (perceptive policies)
     scan_drift: float = 0.0  # m, the height map reads the ground this much higher than it is
+    fall_bodies: tuple[str, ...] = ()  # bodies whose contact with the world is a fall; () = the base only
+    fall_contact: bool = True  # bool, such a contact counts as a fall (deploy/falls.py)
+    fall_contact_force: float = 1.0  # N, normal force above which it counts
 
     @property
     def num_pushes(self) -> int:
@@ -134,6 +139,7 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     builder = ObservationBuilder(spec, num)
     scanner = height_scanner(robot, spec, terrain or robot.spec, opts)
     metrics = Metrics(num, dt, course=course is not None)
+    contact = fall_contact(model, robot, opts)
     live = np.ones(num, dtype=bool)
     seg_start = np.zeros(num)  # s, start of each robot's current command segment
     last_push = np.full(num, -np.inf)  # s
@@ -198,7 +204,11 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
         qvel = np.stack([d.qvel for d in datas])
         xy = qpos[:, fq:fq + 2]
         ground = course.ground_height(np.nan_to_num(xy)) if course is not None else 0.0
-        fell = fallen(qpos, qvel, fq, opts.fall_tilt, opts.fall_height + ground) | reset
+        causes = fall_causes(qpos, qvel, fq, opts.fall_tilt, opts.fall_height + ground)
+        causes["state"] |= reset
+        causes["contact"] = contact.check(model, datas, live) if contact is not None else np.zeros(num, dtype=bool)
+        fell = np.logical_or.reduce([causes[c] for c in CAUSES])
+        metrics.note_fall_causes(live & fell, first_cause(causes))
         lin = base_linear_velocity(qpos, qvel, fq, fv)
         steady = (t_after - seg_start >= opts.settle_s - 1e-9) & (t_after - last_push >= opts.settle_s - 1e-9)
         live = metrics.record(live, fell, cmd, lin[:, :2], qvel[:, fv + 5], steady,
@@ -218,6 +228,15 @@ def run_episodes(robot: RobotModel, model: mujoco.MjModel, spec: PolicySpec, pol
     return metrics
 
 
+def fall_contact(model: mujoco.MjModel, robot: RobotModel, opts: RunOptions) -> ContactFall | None:
+    """The contact part of the fall check on `model` (bodies by name: a course's model numbers its own)."""
+    if not opts.fall_contact:
+        return None
+    base = mujoco.mj_id2name(robot.model, mujoco.mjtObj.mjOBJ_BODY, robot.base_body)
+    ids, _ = fall_body_ids(model, opts.fall_bodies, mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, base))
+    return ContactFall(model, ids, opts.fall_contact_force)
+
+
 def height_scanner(robot: RobotModel, spec: PolicySpec, terrain: mujoco.MjSpec,
                    opts: RunOptions) -> HeightScanner | None:
     """The map of `terrain` a perceptive policy reads its height scan from; None for a blind policy."""
@@ -229,36 +248,16 @@ def height_scanner(robot: RobotModel, spec: PolicySpec, terrain: mujoco.MjSpec,
                          seed=opts.seed)
 
 
-def fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, fall_tilt: float,
-           fall_height: float | np.ndarray) -> np.ndarray:
-    """(B,) robots whose state is non-finite, whose base tilts beyond fall_tilt (rad) or sits below fall_height (m,
-    one for all or (B,)); qpos/qvel (B, ...) with the free joint at qpos address fq."""
-    finite = np.isfinite(qpos).all(axis=1) & np.isfinite(qvel).all(axis=1)
-    quat = _safe_quat(qpos[:, fq + 3:fq + 7])
-    down = np.zeros((len(quat), 3))
-    down[:, 2] = -1.0
-    gz = quat_rotate_inverse(quat, down)[:, 2]  # -cos(tilt)
-    tilted = gz > -math.cos(fall_tilt)
-    low = np.nan_to_num(qpos[:, fq + 2], nan=-np.inf) < fall_height
-    return ~finite | tilted | low
-
-
 def yaw_of(quat: np.ndarray) -> np.ndarray:
     """(B,) rad, the heading of quaternions (B, 4) as (w, x, y, z)."""
-    q = _safe_quat(quat)
+    q = safe_quat(quat)
     w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
     return np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
 
 
 def base_linear_velocity(qpos: np.ndarray, qvel: np.ndarray, fq: int, fv: int) -> np.ndarray:
     """(B, 3) m/s, the base's linear velocity in the base frame (free joint at qpos address fq, qvel address fv)."""
-    return quat_rotate_inverse(_safe_quat(qpos[:, fq + 3:fq + 7]), np.nan_to_num(qvel[:, fv:fv + 3]))
-
-
-def _safe_quat(quat: np.ndarray) -> np.ndarray:
-    """Unit quaternions; non-finite rows become identity (their robot is counted as fallen anyway)."""
-    q = np.where(np.isfinite(quat).all(axis=1, keepdims=True), quat, np.array([1.0, 0.0, 0.0, 0.0]))
-    return q / np.linalg.norm(q, axis=1, keepdims=True)
+    return quat_rotate_inverse(safe_quat(qpos[:, fq + 3:fq + 7]), np.nan_to_num(qvel[:, fv:fv + 3]))
 
 
 class ProgressLine:

@@ -10,15 +10,18 @@ robots still standing; the step in which a robot falls is not sampled:
                                  after the last push (steady-state tracking)
     energy_J              J      sum over physics steps and joints of |actuator torque * joint velocity| * sim_dt
     distance_m            m      horizontal path length of the base
-    fell                  1 if the base tilted beyond fall_tilt, dropped below fall_height or the state
-                                 turned non-finite (or MuJoCo reset it) before the episode's end
+    fell                  1 if a termination body touched the ground, the base tilted beyond fall_tilt,
+                                 dropped below fall_height or the state turned non-finite (or MuJoCo reset
+                                 it) before the episode's end (deploy/falls.py)
+    fall_cause            the first of deploy.falls.CAUSES that held when it fell (state, tilt, height,
+                                 contact), None if it did not: "contact" is a fall only the contact rule saw
     goal_time_s           s      on a terrain course: when the base crossed the goal line (the episode ends
                                  there), None if it did not
     furthest_x_m          m      on a terrain course: the furthest the base got along the course (world x,
                                  the course's first edge at deploy.courses.APPROACH), while standing
 
 Summary: each RMSE is the mean over episodes of the per-episode value (as play.py --eval);
-fall_rate = falls / episodes; on a course successes (goal reached without a fall), success_rate
+fall_rate = falls / episodes, falls_by_cause counts them by fall_cause; on a course successes (goal reached without a fall), success_rate
 and goal_time_s (mean over the successes), timeouts (neither reached nor fell: too slow or stuck) and
 stopped_at_m (median furthest_x_m of the episodes that did not reach the goal, None if all did: where
 the robots stopped or fell); energy_per_metre = total energy / total distance (null when
@@ -33,6 +36,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from deploy.falls import CAUSES
 
 MIN_DISTANCE_M = 0.1  # m per episode on average below which energy_per_metre is null
 Z95 = 1.959964  # standard normal quantile of a two-sided 95% interval
@@ -61,6 +66,7 @@ class Metrics:
         self.energy, self.distance = z(), z()
         self.fell = np.zeros(num, dtype=bool)
         self.fall_time = np.full(num, np.nan)
+        self.fall_cause = np.full(num, -1)  # index into CAUSES
 
     @classmethod
     def concat(cls, parts: list[Metrics]) -> Metrics:
@@ -91,6 +97,10 @@ class Metrics:
         self.distance += np.where(ok, np.nan_to_num(moved), 0.0)
         return ok
 
+    def note_fall_causes(self, fell: np.ndarray, cause: np.ndarray) -> None:
+        """The cause (index into CAUSES) of the robots that fell in this step."""
+        self.fall_cause[fell] = cause[fell]
+
     def reach(self, live: np.ndarray, x: np.ndarray, goal_x: float, t: float) -> np.ndarray:
         """Robots `live` whose base x is past the goal line succeed at time t; returns the robots still walking."""
         # fmax skips NaN, and NaN is never past the goal: a non-finite x is no progress
@@ -110,6 +120,7 @@ class Metrics:
             "episode_length_s": list(self.steps * self.dt),
             "fell": [bool(v) for v in self.fell],
             "fall_time_s": [None if math.isnan(v) else float(v) for v in self.fall_time],
+            "fall_cause": [CAUSES[c] if c >= 0 else None for c in self.fall_cause.tolist()],
             "lin_vel_rmse": rms(self.sq_lin, self.samples),
             "lin_vel_rmse_steady": rms(self.sq_lin_steady, self.steady),
             "yaw_rate_rmse": rms(self.sq_yaw, self.samples),
@@ -146,6 +157,7 @@ class Metrics:
             "falls": int(self.fell.sum()),
             "fall_rate": float(self.fell.mean()) if n else None,
             "fall_rate_ci95": wilson_interval(int(self.fell.sum()), n),
+            "falls_by_cause": {c: int((self.fall_cause == k).sum()) for k, c in enumerate(CAUSES)},
             "episode_length_s": mean("episode_length_s"),
             "lin_vel_rmse": mean("lin_vel_rmse"),
             "lin_vel_rmse_steady": mean("lin_vel_rmse_steady"),

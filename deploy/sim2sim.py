@@ -38,6 +38,7 @@ from deploy.commands import attach_negative_schedule, parse_schedule  # noqa: E4
 from deploy.courses import course_model, parse_course  # noqa: E402
 from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults, suite_courses  # noqa: E402
 from deploy.episodes import ProgressLine, RunOptions  # noqa: E402
+from deploy.falls import DEFAULT_CONTACT_FORCE, fall_body_ids  # noqa: E402
 from deploy.jobs import run_in_worker, run_job  # noqa: E402
 from deploy.observation import check_terms  # noqa: E402
 from deploy.perturb import VARIANTS, parse_variants, variant_model  # noqa: E402
@@ -108,6 +109,9 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--fall-tilt", type=_positive, default=None, metavar="RAD", help="tilt that counts as a fall")
     p.add_argument("--fall-height", type=_non_negative, default=None, metavar="M", help="base height below "
                    "which the robot has fallen")
+    p.add_argument("--fall-bodies", default=None, metavar="A,B", help="bodies whose contact with the world is a "
+                   "fall (> the trained contact threshold); 'none': tilt and height only (default: policy.yaml's "
+                   "termination bodies, else the base)")
     p.add_argument("--settle", type=_non_negative, default=1.0, metavar="S", help="s after each command change "
                    "and push left out of the steady-state errors (default 1)")
     p.add_argument("--gait-frequency", type=_positive, default=None, metavar="HZ",
@@ -171,6 +175,11 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
             for value, name, (lo, hi) in zip(cmd, ("vx", "vy", "yaw"), spec.command_ranges):
                 if not lo - 1e-9 <= value <= hi + 1e-9:
                     notes.append(f"{name}={value:g} is outside the trained range [{lo:g}, {hi:g}]")
+    bodies, contact = fall_bodies(args.fall_bodies, spec.training)
+    missing = fall_body_ids(robot.model, bodies, robot.base_body)[1] if contact else []
+    if missing:
+        notes.append(f"{robot.path} has no bod{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)}: "
+                     "contacts of the others (the base where none is left) count as falls")
     opts = RunOptions(
         episodes=args.episodes, duration=args.duration, seed=args.seed, spawn_height=spawn,
         fall_tilt=args.fall_tilt if args.fall_tilt is not None else defaults.fall_tilt, fall_height=fall_height,
@@ -179,8 +188,18 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
         push_interval=args.push_interval if args.push_interval is not None else defaults.push_interval,
         latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency, sim_dt=robot.sim_dt,
         course_speed=args.course_speed, course_push=args.push, scan_noise=args.scan_noise,
-        scan_drift=args.scan_drift)
+        scan_drift=args.scan_drift, fall_bodies=bodies, fall_contact=contact,
+        fall_contact_force=float((spec.training or {}).get("contact_threshold", DEFAULT_CONTACT_FORCE)))
     return opts, notes
+
+
+def fall_bodies(flag: str | None, training: dict | None) -> tuple[tuple[str, ...], bool]:
+    """The bodies whose contact is a fall (() = the base) and whether contacts count at all: --fall-bodies,
+    else policy.yaml's termination bodies (exports before they were recorded: the base)."""
+    if flag is not None:
+        names = tuple(n.strip() for n in flag.split(",") if n.strip())
+        return ((), False) if names == ("none",) else (names, True)
+    return tuple((training or {}).get("termination_bodies") or ()), True
 
 
 def default_model(export: str) -> str:
@@ -243,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
         parts += [f"courses {', '.join(c.name for c in courses)} at {opts.course_speed:g} m/s, pushes "
                   f"{'on' if opts.course_push else 'off'}"]
     parts += [f"latency {opts.latency}", f"physics {_physics(spec, robot)}", f"spawn {opts.spawn_height:.3f} m",
-              f"fall: tilt > {opts.fall_tilt:g} rad or height < {opts.fall_height:g} m",
+              f"fall: tilt > {opts.fall_tilt:g} rad or height < {opts.fall_height:g} m"
+              + (f" or {', '.join(opts.fall_bodies) or 'base'} contact > {opts.fall_contact_force:g} N"
+                 if opts.fall_contact else ""),
               f"feet {', '.join(robot.geom_name(g) for g in robot.foot_geoms)}"]
     print("; ".join(parts), flush=True)
     steps = int(math.ceil(opts.duration / spec.control_dt - 1e-9))

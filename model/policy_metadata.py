@@ -152,6 +152,8 @@ def _training(cfg: Any) -> dict[str, Any]:
         "episode_length_s": float(cfg.env.episode_length_s),  # s
         "terminate_tilt": float(a.terminate_tilt),  # rad, base tilt that ended an episode
         "terminate_height": float(a.terminate_height),  # m, base height below which an episode ended (0 = off)
+        "termination_bodies": list(a.termination_bodies),  # bodies whose contact ended an episode
+        "contact_threshold": float(a.contact_threshold),  # N, the contact force that counted
         "push_interval_s": float(d.push_interval_s) if d.push_robots else None,  # s, None = no pushes
         "max_push_vel_xy": float(d.max_push_vel_xy),  # m/s per horizontal axis
         "max_action_latency": int(getattr(d, "max_action_latency", 0)),  # control steps

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from deploy.courses import APPROACH, KINDS, WIDTH, Course, course_model, parse_course
-from deploy.episodes import fallen
+from deploy.falls import fallen
 from deploy.metrics import Metrics
 from deploy.policy_io import DeployError, read_policy_yaml
 from deploy.robot_model import build_robot

@@ -86,6 +86,8 @@ def test_yaml_describes_the_robot(env, exported):
     training = meta["training"]  # how it was trained: deploy.sim2sim's fall limits and pushes
     assert training["terminate_tilt"] == env.cfg.asset.terminate_tilt
     assert training["terminate_height"] == env.cfg.asset.terminate_height
+    assert training["termination_bodies"] == list(env.cfg.asset.termination_bodies)
+    assert training["contact_threshold"] == env.cfg.asset.contact_threshold
     assert training["max_push_vel_xy"] == env.cfg.domain_rand.max_push_vel_xy
 
 
