@@ -1,7 +1,7 @@
 """Defaults of the sim-to-sim check: fall limits and pushes as the policy was trained.
 
 policy.yaml's `training` block holds the training config's termination limits
-(asset.terminate_tilt, asset.terminate_height) and pushes (domain_rand.max_push_vel_xy,
+(asset.terminate_tilt, asset.terminate_height, asset.termination_bodies, asset.contact_threshold) and pushes (domain_rand.max_push_vel_xy,
 push_interval_s). Exports made before that block existed fall back to this table,
 keyed by policy.yaml's `config` name, and then to GENERIC (fall height:
 FALL_HEIGHT_FRACTION of the spawn height).
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from deploy.falls import DEFAULT_CONTACT_FORCE
+
 
 @dataclass(frozen=True)
 class RobotDefaults:
@@ -18,6 +20,8 @@ class RobotDefaults:
     fall_height: float | None  # m, base height below which the robot has fallen (None: from the spawn height)
     push_vel: float  # m/s, largest horizontal velocity kick per axis
     push_interval: float  # s between pushes
+    fall_bodies: tuple[str, ...] = ()  # bodies whose contact is a fall (training's termination bodies); () = the base
+    contact_force: float = DEFAULT_CONTACT_FORCE  # N, the contact force that counts
 
 
 ROBOTS: dict[str, RobotDefaults] = {
@@ -47,7 +51,9 @@ def robot_defaults(config: str | None, training: dict | None = None) -> tuple[Ro
         return RobotDefaults(fall_tilt=float(training.get("terminate_tilt", fallback.fall_tilt)),
                              fall_height=height if height > 0 else fallback.fall_height,
                              push_vel=float(training.get("max_push_vel_xy", fallback.push_vel)),
-                             push_interval=float(interval) if interval else fallback.push_interval), True
+                             push_interval=float(interval) if interval else fallback.push_interval,
+                             fall_bodies=tuple(training.get("termination_bodies") or fallback.fall_bodies),
+                             contact_force=float(training.get("contact_threshold", fallback.contact_force))), True
     if config in ROBOTS:
         return ROBOTS[config], True
     return GENERIC, False

@@ -39,7 +39,7 @@ import numpy as np
 
 from deploy.commands import Schedule, random_schedule
 from deploy.courses import Course
-from deploy.falls import CAUSES, ContactFall, fall_body_ids, fall_causes, first_cause, safe_quat
+from deploy.falls import CAUSES, DEFAULT_CONTACT_FORCE, ContactFall, fall_body_ids, fall_causes, first_cause, safe_quat
 from deploy.height_scan import HeightScanner
 from deploy.metrics import Metrics
 from deploy.observation import GaitClock, ObservationBuilder, RobotState, quat_rotate_inverse
@@ -71,7 +71,7 @@ class RunOptions:
     scan_drift: float = 0.0  # m, the height map reads the ground this much higher than it is
     fall_bodies: tuple[str, ...] = ()  # bodies whose contact with the world is a fall; () = the base only
     fall_contact: bool = True  # bool, such a contact counts as a fall (deploy/falls.py)
-    fall_contact_force: float = 1.0  # N, normal force above which it counts
+    fall_contact_force: float = DEFAULT_CONTACT_FORCE  # N, normal force above which it counts
 
     @property
     def num_pushes(self) -> int:

@@ -45,7 +45,7 @@ def fallen(qpos: np.ndarray, qvel: np.ndarray, fq: int, fall_tilt: float,
 
 def first_cause(causes: dict[str, np.ndarray]) -> np.ndarray:
     """(B,) index into CAUSES of the first cause that holds for each robot, -1 where none does."""
-    stacked = np.stack([causes.get(c, np.zeros_like(next(iter(causes.values())))) for c in CAUSES])
+    stacked = np.stack([causes[c] for c in CAUSES])
     return np.where(stacked.any(axis=0), np.argmax(stacked, axis=0), -1)
 
 

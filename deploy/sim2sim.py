@@ -38,7 +38,7 @@ from deploy.commands import attach_negative_schedule, parse_schedule  # noqa: E4
 from deploy.courses import course_model, parse_course  # noqa: E402
 from deploy.defaults import FALL_HEIGHT_FRACTION, robot_defaults, suite_courses  # noqa: E402
 from deploy.episodes import ProgressLine, RunOptions  # noqa: E402
-from deploy.falls import DEFAULT_CONTACT_FORCE, fall_body_ids  # noqa: E402
+from deploy.falls import fall_body_ids  # noqa: E402
 from deploy.jobs import run_in_worker, run_job  # noqa: E402
 from deploy.observation import check_terms  # noqa: E402
 from deploy.perturb import VARIANTS, parse_variants, variant_model  # noqa: E402
@@ -175,7 +175,7 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
             for value, name, (lo, hi) in zip(cmd, ("vx", "vy", "yaw"), spec.command_ranges):
                 if not lo - 1e-9 <= value <= hi + 1e-9:
                     notes.append(f"{name}={value:g} is outside the trained range [{lo:g}, {hi:g}]")
-    bodies, contact = fall_bodies(args.fall_bodies, spec.training)
+    bodies, contact = fall_bodies(args.fall_bodies, defaults.fall_bodies)
     missing = fall_body_ids(robot.model, bodies, robot.base_body)[1] if contact else []
     if missing:
         notes.append(f"{robot.path} has no bod{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)}: "
@@ -189,17 +189,17 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
         latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency, sim_dt=robot.sim_dt,
         course_speed=args.course_speed, course_push=args.push, scan_noise=args.scan_noise,
         scan_drift=args.scan_drift, fall_bodies=bodies, fall_contact=contact,
-        fall_contact_force=float((spec.training or {}).get("contact_threshold", DEFAULT_CONTACT_FORCE)))
+        fall_contact_force=defaults.contact_force)
     return opts, notes
 
 
-def fall_bodies(flag: str | None, training: dict | None) -> tuple[tuple[str, ...], bool]:
+def fall_bodies(flag: str | None, trained: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
     """The bodies whose contact is a fall (() = the base) and whether contacts count at all: --fall-bodies,
-    else policy.yaml's termination bodies (exports before they were recorded: the base)."""
+    else the trained ones (robot_defaults: policy.yaml's termination bodies; older exports: the base)."""
     if flag is not None:
         names = tuple(n.strip() for n in flag.split(",") if n.strip())
         return ((), False) if names == ("none",) else (names, True)
-    return tuple((training or {}).get("termination_bodies") or ()), True
+    return tuple(trained), True
 
 
 def default_model(export: str) -> str:

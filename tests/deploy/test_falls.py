@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 
 from deploy.commands import parse_schedule
+from deploy.defaults import robot_defaults
 from deploy.episodes import EpisodePlan, RunOptions, run_episodes
 from deploy.falls import CAUSES, ContactFall, fall_body_ids, first_cause
 from deploy.policy_io import read_policy_yaml
@@ -60,10 +61,16 @@ def test_contact_with_its_own_robot_does_not_count():
 
 
 def test_fall_bodies_from_the_flag_then_policy_yaml():
-    assert fall_bodies(None, {"termination_bodies": ["base_link", "knee_l"]}) == (("base_link", "knee_l"), True)
-    assert fall_bodies(None, {"terminate_tilt": 1.0}) == ((), True)  # an older export: the base
-    assert fall_bodies("trunk, leg", None) == (("trunk", "leg"), True)
-    assert fall_bodies("none", {"termination_bodies": ["base_link"]}) == ((), False)
+    def trained(training: dict | None) -> tuple[str, ...]:
+        return robot_defaults("qmini", training)[0].fall_bodies
+
+    yaml = {"termination_bodies": ["base_link", "knee_l"], "contact_threshold": 2.5}
+    assert fall_bodies(None, trained(yaml)) == (("base_link", "knee_l"), True)
+    assert robot_defaults("qmini", yaml)[0].contact_force == 2.5
+    assert fall_bodies(None, trained({"terminate_tilt": 1.0})) == ((), True)  # an older export: the base
+    assert robot_defaults("qmini", {"terminate_tilt": 1.0})[0].contact_force == 1.0
+    assert fall_bodies("trunk, leg", trained(None)) == (("trunk", "leg"), True)
+    assert fall_bodies("none", trained({"termination_bodies": ["base_link"]})) == ((), False)
     model, _ = _settled(1.0, steps=0)
     assert fall_body_ids(model, ("leg", "shin"), base_body=1) == ([3], ["shin"])
     assert fall_body_ids(model, ("shin",), base_body=1) == ([1], ["shin"])  # none found: the base
