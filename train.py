@@ -97,7 +97,7 @@ def build(args, sync: Sync) -> tuple[Experiment, Cfg, OnPolicyRunner]:
         normalizers = (runner.obs_normalizer, runner.critic_obs_normalizer) if runner.normalize_observations else \
             (None, None)
         warm.load_into(runner.alg.actor, runner.alg.critic, *normalizers, activation=cfg.policy.activation,
-                       appended=warm.appended_to(env))
+                       growth=warm.growth_for(env))
 
     if main:
         if fresh:

@@ -118,7 +118,7 @@ def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float,
         normalizers = (runner.obs_normalizer, runner.critic_obs_normalizer) if runner.normalize_observations else \
             (None, None)
         warm.load_into(runner.alg.actor, runner.alg.critic, *normalizers, activation=cfg.policy.activation,
-                       appended=warm.appended_to(env))
+                       growth=warm.growth_for(env))
         print(warm.line(), flush=True)
         atomic_write_text(experiment.model_dir / WARM_RECORD, warm.record())
 

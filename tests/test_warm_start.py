@@ -10,7 +10,9 @@ import train
 from benchmarks.faults import run_quietly
 from benchmarks.faults.bad_inputs import Case, check_case
 from env.utils.args import get_args
+from model import GaussianActor
 from rl.distributed import Sync
+from rl.normalizer import EmpiricalNormalizer
 
 ROOT = Path(__file__).resolve().parents[1]
 GO2 = "benchmarks/results/go2/policy"  # committed: go2, 45 -> 12, 256-128-64, critic input 81
@@ -124,6 +126,41 @@ def test_go2_into_a_perceptive_run_grows_the_actor_with_zero_weights_on_the_cloc
         assert runner.alg.actor.state_dict()[first][:, 48:].abs().sum() > 0  # it learns to use the scan
     finally:
         runner.close()
+
+def test_go2_into_go2_rough_with_history_puts_the_source_on_the_newest_frame(capsys):
+    """Three frames of history and the trot clock: the source's 45 inputs are the first 45 of the newest (last)
+    48-value frame; the same newest frame gives the source's action whatever the earlier frames and the clock
+    read; the earlier frames' normaliser starts with the source's statistics, the clocks' at 0 / 1."""
+    experiment, cfg, runner = built(["--config", "go2_rough", "--name", "h", "--init_from", GO2,
+                                     "--set", "env.history_length=3"] + TINY)
+    try:
+        ckpt = source()
+        actor = runner.alg.actor.state_dict()
+        first = next(k for k, v in actor.items() if v.dim() == 2)
+        assert actor[first].shape == (256, 3 * 48)
+        assert torch.equal(actor[first][:, 96:141], ckpt["actor"][first])
+        assert not actor[first][:, :96].any() and not actor[first][:, 141:].any()
+        newest = torch.randn(4, 45)
+        obs = [torch.cat([3 * torch.randn(4, 96), newest, 3 * torch.randn(4, 3)], dim=1) for _ in range(2)]
+        acts = [runner.alg.actor.act_inference(runner.obs_normalizer(o)) for o in obs]
+        assert torch.allclose(acts[0], acts[1])
+        alone, alone_norm = GaussianActor(45, 12, (256, 128, 64)), EmpiricalNormalizer(45)  # the source itself
+        alone.load_state_dict(ckpt["actor"])
+        alone_norm.load_state_dict(ckpt["obs_normalizer"])
+        assert torch.allclose(alone.act_inference(alone_norm(newest)), acts[0], atol=1e-5)
+        mean, var = ckpt["obs_normalizer"]["mean"], ckpt["obs_normalizer"]["var"]
+        norm = runner.obs_normalizer.state_dict()
+        for frame in range(3):
+            assert torch.equal(norm["mean"][48 * frame:48 * frame + 45], mean)
+            assert torch.equal(norm["var"][48 * frame:48 * frame + 45], var)
+            assert not norm["mean"][48 * frame + 45:48 * frame + 48].any()
+        assert "grown to 144 -> 12, 256-128-64: zero weights on the new inputs 2 earlier frames (96), " \
+               "gait_clock (3)) and its action std" in capsys.readouterr().out
+        runner.learn(1)
+        assert runner.alg.actor.state_dict()[first][:, :96].abs().sum() > 0  # it learns to use the history
+    finally:
+        runner.close()
+
 
 def test_train_main_writes_a_run_that_counts_from_zero(experiments):
     code, out, err = run_quietly(train.main, ["--config", "go2", "--name", "m", "--init_from", GO2,

@@ -8,10 +8,12 @@ match (a critic that sees other privileged observations starts fresh). The sourc
 config is not used; the same observation size does not mean the same observation
 layout, so a source trained with another config gets a note.
 
-A run whose observation is the source's with terms appended (one frame, no history:
-`appended_terms`), e.g. a perceptive policy started from a blind one, gets the source's
-actor with zero weights on the new inputs: it acts exactly as the source did until
-training teaches it to use them. Their normaliser statistics start at mean 0, variance 1.
+A run whose observation is the source's grown (`InputGrowth`): terms appended to each
+frame (a perceptive policy started from a blind one, a gait clock added) and/or more
+frames of history (the source's frames are this run's newest), gets the source's actor
+with zero weights on the new inputs: it acts exactly as the source did until training
+teaches it to use them. Appended terms' normaliser statistics start at mean 0, variance 1;
+an earlier frame's copies of the source's terms start with the source's statistics.
 
 `read_source` runs before anything is built; `WarmSource.load_into` after the networks
 are built and before the experiment folder is made, so a mismatch costs one line and
@@ -81,7 +83,7 @@ class WarmSource:
 
     def load_into(self, actor: nn.Module, critic: nn.Module, obs_normalizer: nn.Module | None,
                   critic_obs_normalizer: nn.Module | None, activation: str | None = None,
-                  appended: list[tuple[str, int]] | None = None) -> None:
+                  growth: InputGrowth | None = None) -> None:
         """Copy the actor (with its std and normaliser) and what fits of the critic into this run's modules.
 
         A normaliser of None means normalisation is off in this run. Raises `WarmStartError`, having
@@ -89,9 +91,9 @@ class WarmSource:
         """
         ckpt, flag = self.ckpt, f"--init_from {self.text}"
         theirs, ours = layer_sizes(ckpt["actor"]), layer_sizes(actor.state_dict())
-        grown = _grown_actor(actor, ckpt["actor"], appended)
-        if grown is not None:  # our observation is the source's plus appended terms: zero weights on those
-            ckpt = {**ckpt, "actor": grown, "obs_normalizer": _grown_normalizer(obs_normalizer, ckpt.get("obs_normalizer"))}
+        grown = growth.actor(actor, ckpt["actor"]) if growth is not None else None
+        if grown is not None:  # our observation is the source's grown: zero weights on the new inputs
+            ckpt = {**ckpt, "actor": grown, "obs_normalizer": growth.normalizer(obs_normalizer, ckpt.get("obs_normalizer"))}
         if not _fits(actor, ckpt["actor"]):
             raise WarmStartError(f"{flag}: its actor ({describe(theirs)}) does not fit this run's actor "
                                  f"({describe(ours)}); a warm start needs the same observation size, action count "
@@ -109,9 +111,8 @@ class WarmSource:
         actor.load_state_dict(ckpt["actor"])
         self.loaded = [f"actor ({describe(ours)}) and its action std"]
         if grown is not None:
-            new = ", ".join(f"{name} ({size})" for name, size in appended)
             self.loaded[0] = f"actor ({describe(theirs)}, grown to {describe(ours)}: zero weights on the new inputs " \
-                             f"{new}) and its action std"
+                             f"{growth.describe()}) and its action std"
         if obs_normalizer is not None:
             obs_normalizer.load_state_dict(ckpt["obs_normalizer"])
             self.loaded.append("observation normaliser")
@@ -132,11 +133,12 @@ class WarmSource:
         else:
             self.fresh.append(f"{what} (source's {shape(state) if state else 'none'}; this run's {ours})")
 
-    def appended_to(self, env: Any) -> list[tuple[str, int]] | None:
-        """The terms `env`'s policy observation adds after the source actor's inputs (see appended_terms)."""
+    def growth_for(self, env: Any) -> InputGrowth | None:
+        """How `env`'s policy observation grows the source actor's inputs (see input_growth); None if it does not."""
         task = env.task
-        return appended_terms(list(getattr(task, "obs_layout", [])), int(getattr(task, "history_length", 1)),
-                              layer_sizes(self.ckpt["actor"])[0])
+        env_cfg = (self.ckpt.get("cfg") or {}).get("env") or {}
+        return input_growth(list(getattr(task, "obs_layout", [])), int(getattr(task, "history_length", 1)),
+                            layer_sizes(self.ckpt["actor"])[0], int(env_cfg.get("history_length", 1)))
 
     def line(self) -> str:
         """The one line saying what was loaded and what starts fresh."""
@@ -165,47 +167,75 @@ class WarmSource:
         }, sort_keys=False)
 
 
-def appended_terms(layout: list[tuple[str, int]], history_length: int,
-                   source_inputs: int) -> list[tuple[str, int]] | None:
-    """The terms of this run's observation `layout` after its first `source_inputs` values, when those are whole
-    terms of one frame (history 1); None otherwise (a different observation, not a longer one)."""
-    if history_length != 1:
+@dataclass(frozen=True)
+class InputGrowth:
+    """Where a source actor's inputs sit in this run's observation: each of the source's frames (oldest first,
+    as the task stacks them) is the first `source_frame` values of one of this run's newest frames."""
+
+    frame_size: int  # values per frame in this run
+    history: int  # frames in this run
+    source_frame: int  # values per frame in the source: whole terms at the start of this run's frame
+    source_history: int  # frames in the source
+    new_terms: tuple[tuple[str, int], ...]  # the terms of this run's frame after the source's
+
+    def columns(self) -> torch.Tensor:
+        """This run's input index of each source input, in the source's order."""
+        first = self.history - self.source_history
+        return torch.cat([torch.arange(self.source_frame) + (first + k) * self.frame_size
+                          for k in range(self.source_history)])
+
+    def describe(self) -> str:
+        """'2 earlier frames (96), gait_clock (3)'."""
+        extra = self.history - self.source_history
+        parts = [f"{extra} earlier frame{'s' if extra > 1 else ''} ({extra * self.frame_size})"] if extra else []
+        return ", ".join(parts + [f"{name} ({size})" for name, size in self.new_terms])
+
+    def actor(self, actor: nn.Module, state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor] | None:
+        """The source's actor state with its first layer spread over this run's inputs, zero weights on the new
+        ones; None when the networks differ elsewhere (then the misfit is reported as such)."""
+        ours = _shapes(actor.state_dict())
+        first = next(k for k, v in state.items() if v.dim() == 2)
+        rows = state[first].shape[0]
+        if ours.keys() != _shapes(state).keys() or ours[first] != (rows, self.frame_size * self.history) or \
+                state[first].shape[1] != self.source_frame * self.source_history or \
+                any(ours[k] != tuple(v.shape) for k, v in state.items() if k != first):
+            return None
+        weight = torch.zeros(ours[first], dtype=state[first].dtype)
+        weight[:, self.columns()] = state[first]
+        return {**state, first: weight}
+
+    def normalizer(self, normalizer: nn.Module | None,
+                   state: dict[str, torch.Tensor] | None) -> dict[str, torch.Tensor] | None:
+        """The source's statistics where its inputs went, and on an earlier frame's copies of them (the same
+        quantities); mean 0, variance 1 on the appended terms."""
+        if normalizer is None or not state:
+            return state
+        ours = normalizer.state_dict()
+        mean, var = ours["mean"].clone().zero_(), torch.ones_like(ours["var"])
+        mean[self.columns()], var[self.columns()] = state["mean"], state["var"]
+        for k in range(self.history - self.source_history):  # the source's oldest frame stands for older ones
+            cols = torch.arange(self.source_frame) + k * self.frame_size
+            mean[cols], var[cols] = state["mean"][:self.source_frame], state["var"][:self.source_frame]
+        return {**state, "mean": mean, "var": var}
+
+
+def input_growth(layout: list[tuple[str, int]], history_length: int, source_inputs: int,
+                 source_history: int = 1) -> InputGrowth | None:
+    """How this run's observation (`layout` per frame, `history_length` frames) grows a source actor's
+    `source_inputs` (`source_history` frames): its frames whole terms at the start of ours, no more of them than
+    ours. None when it is not a growth (the same observation, or a different one)."""
+    if source_history < 1 or source_inputs % source_history or source_history > history_length:
         return None
-    total = 0
-    for i, (_, size) in enumerate(layout):
-        if total == source_inputs:
-            return list(layout[i:]) or None
+    source_frame, total = source_inputs // source_history, 0
+    for i, (_, size) in enumerate(layout + [("", 0)]):
+        if total == source_frame:
+            new_terms = tuple((name, int(n)) for name, n in layout[i:])
+            if not new_terms and history_length == source_history:
+                return None
+            return InputGrowth(total + sum(n for _, n in new_terms), history_length, source_frame, source_history,
+                               new_terms)
         total += int(size)
     return None
-
-
-def _grown_actor(actor: nn.Module, state: dict[str, torch.Tensor],
-                 appended: list[tuple[str, int]] | None) -> dict[str, torch.Tensor] | None:
-    """The source's actor state with its first layer widened by zero columns for the appended inputs; None when
-    the actor is not the source's with exactly those inputs added."""
-    ours = actor.state_dict()
-    if not appended or _shapes(ours).keys() != _shapes(state).keys():
-        return None
-    first = next(k for k, v in state.items() if v.dim() == 2)
-    extra = sum(size for _, size in appended)
-    (rows, cols), want = state[first].shape, ours[first].shape
-    if want != (rows, cols + extra) or any(_shapes(ours)[k] != _shapes(state)[k] for k in state if k != first):
-        return None
-    grown = dict(state)
-    grown[first] = torch.cat([state[first], torch.zeros(rows, extra, dtype=state[first].dtype)], dim=1)
-    return grown
-
-
-def _grown_normalizer(normalizer: nn.Module | None,
-                      state: dict[str, torch.Tensor] | None) -> dict[str, torch.Tensor] | None:
-    """The source's normaliser statistics, with mean 0 and variance 1 for the appended inputs."""
-    if normalizer is None or not state:
-        return state
-    ours = normalizer.state_dict()
-    n = state["mean"].shape[0]
-    mean, var = ours["mean"].clone().zero_(), torch.ones_like(ours["var"])
-    mean[:n], var[:n] = state["mean"], state["var"]
-    return {**state, "mean": mean, "var": var}
 
 
 def read_source(text: str, new_run: Experiment) -> WarmSource:

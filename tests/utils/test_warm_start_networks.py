@@ -5,7 +5,7 @@ import torch
 
 from model import Critic, GaussianActor
 from rl.normalizer import EmpiricalNormalizer
-from utils.warm_start import WarmSource, WarmStartError, describe, layer_sizes
+from utils.warm_start import WarmSource, WarmStartError, describe, input_growth, layer_sizes
 
 
 def source_ckpt(num_obs=6, num_critic_obs=9, num_actions=2, hidden=(8, 4), normalised=True, activation="elu"):
@@ -100,3 +100,38 @@ def test_a_note_only_when_the_source_config_has_another_name():
     warm = WarmSource("src", None, source_ckpt())
     assert warm.config_note("src") is None
     assert "trained with config 'src', this run uses 'other'" in warm.config_note("other")
+
+
+def test_input_growth_finds_the_source_frames_in_a_longer_observation():
+    layout = [("a", 4), ("b", 2), ("clock", 3)]
+    # one frame, terms appended: the source is the start of the only frame
+    grown = input_growth(layout, 1, 6)
+    assert grown.columns().tolist() == list(range(6)) and grown.describe() == "clock (3)"
+    # three frames from a one-frame source: its inputs are the newest (last) frame's first six
+    grown = input_growth(layout, 3, 6)
+    assert grown.columns().tolist() == list(range(18, 24)) and grown.describe() == "2 earlier frames (18), clock (3)"
+    # two frames of the whole frame into three: the source's frames are our newest two, in order
+    grown = input_growth(layout, 3, 18, source_history=2)
+    assert grown.columns().tolist() == list(range(9, 27)) and grown.describe() == "1 earlier frame (9)"
+    assert input_growth(layout, 1, 9) is None  # the same observation: nothing grows
+    assert input_growth(layout, 3, 5) is None  # 5 values are not whole terms
+    assert input_growth(layout, 1, 18, source_history=2) is None  # fewer frames than the source's
+    assert input_growth(layout, 3, 7, source_history=2) is None  # not a whole number of frames
+
+
+def test_a_history_growth_keeps_the_source_action_and_fills_the_older_frames_statistics():
+    ckpt = source_ckpt(num_obs=6)
+    actor, critic, obs_norm, critic_norm = new_run(num_obs=3 * 7)
+    growth = input_growth([("a", 6), ("clock", 1)], 3, 6)
+    warm = WarmSource("src", None, ckpt)
+    warm.load_into(actor, critic, obs_norm, critic_norm, growth=growth)
+    source, source_norm = GaussianActor(6, 2, (8, 4)), EmpiricalNormalizer(6)
+    source.load_state_dict(ckpt["actor"])
+    source_norm.load_state_dict(ckpt["obs_normalizer"])
+    newest = torch.randn(5, 6)
+    obs = torch.cat([torch.randn(5, 14), newest, torch.randn(5, 1)], dim=1)
+    assert torch.allclose(actor.act_inference(obs_norm(obs)), source.act_inference(source_norm(newest)), atol=1e-6)
+    for frame in range(3):
+        assert torch.equal(obs_norm.mean[7 * frame:7 * frame + 6], ckpt["obs_normalizer"]["mean"])
+    assert obs_norm.mean[[6, 13, 20]].abs().sum() == 0 and torch.equal(obs_norm.var[[6, 13, 20]], torch.ones(3))
+    assert "grown to 21 -> 2, 8-4: zero weights on the new inputs 2 earlier frames (14), clock (1)" in warm.line()
