@@ -19,6 +19,11 @@ import json
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from utils.cli import main_with_one_line_errors  # noqa: E402
+
 COMPONENT = {"vx": 0, "vy": 1, "yaw": 2}
 
 
@@ -50,7 +55,10 @@ def split(policy: dict, by: str, edges: list[float]) -> list[dict[str, float | i
 
 
 def report(path: Path, by: str, edges: list[float]) -> str:
-    data = json.loads(path.read_text())
+    try:
+        data = json.loads(path.read_text())
+    except OSError as err:  # a folder, no permission: one line, as a missing file
+        raise ValueError(f"cannot read {path}: {err.strerror}") from None
     policies = data.get("policies") or {}
     if not policies:
         raise ValueError(f"{path} is not a play.py --eval result (no 'policies')")
@@ -79,15 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edges", type=float, nargs="+", default=[0.3], help="band edges, ascending")
     args = parser.parse_args(argv)
     if sorted(args.edges) != args.edges:
-        print(f"error: --edges must ascend, got {' '.join(f'{e:g}' for e in args.edges)}", file=sys.stderr)
-        return 2
-    try:
-        print("\n".join(report(path, args.by, args.edges) for path in args.evals))
-    except (ValueError, OSError, json.JSONDecodeError) as err:
-        print(f"error: {' '.join(str(err).split())}", file=sys.stderr)
-        return 2
+        raise ValueError(f"--edges must ascend, got {' '.join(f'{e:g}' for e in args.edges)}")
+    print("\n".join(report(path, args.by, args.edges) for path in args.evals))
     return 0
 
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main_with_one_line_errors(main))

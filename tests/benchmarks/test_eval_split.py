@@ -3,6 +3,7 @@
 import json
 
 from benchmarks import eval_split
+from utils.cli import main_with_one_line_errors
 
 
 def eval_file(tmp_path, with_zero=True):
@@ -42,11 +43,12 @@ def test_split_by_yaw_uses_the_absolute_command(tmp_path, capsys):
 
 
 def test_bad_input_is_one_line_and_status_2(tmp_path, capsys):
-    assert eval_split.main([str(tmp_path / "missing.json")]) == 2
-    assert eval_split.main([str(eval_file(tmp_path)), "--edges", "0.5", "0.3"]) == 2
+    run = lambda *argv: main_with_one_line_errors(lambda: eval_split.main(list(argv)))  # noqa: E731  as __main__
+    assert run(str(tmp_path / "missing.json")) == 2
+    assert run(str(eval_file(tmp_path)), "--edges", "0.5", "0.3") == 2
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"rows": []}))
-    assert eval_split.main([str(other)]) == 2
+    assert run(str(other)) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("error: ") for line in err)
     assert "must ascend" in err[1] and "not a play.py --eval result" in err[2]
