@@ -1,10 +1,10 @@
 """Defaults of the sim-to-sim check: fall limits and pushes as the policy was trained.
 
 policy.yaml's `training` block holds the training config's termination limits
-(asset.terminate_tilt, asset.terminate_height, asset.termination_bodies, asset.contact_threshold) and pushes (domain_rand.max_push_vel_xy,
-push_interval_s). Exports made before that block existed fall back to this table,
-keyed by policy.yaml's `config` name, and then to GENERIC (fall height:
-FALL_HEIGHT_FRACTION of the spawn height).
+(asset.terminate_tilt, asset.terminate_height, asset.termination_bodies,
+asset.contact_threshold) and pushes (domain_rand.max_push_vel_xy, push_interval_s).
+Exports made before that block existed fall back to this table, keyed by policy.yaml's
+`config` name, and then to GENERIC (fall height: FALL_HEIGHT_FRACTION of the spawn height).
 """
 
 from __future__ import annotations
