@@ -177,6 +177,7 @@ class OnPolicyRunner(RunnerCheckpoints):
                 self.alg.train_mode()
                 self.obs_normalizer.train()
                 self.critic_obs_normalizer.train()
+                self._symmetrize_loaded_normalizers()
                 obs, critic_obs = self._reset_env()
                 self._broadcast_state()
                 start = self.current_iteration
@@ -307,6 +308,14 @@ class OnPolicyRunner(RunnerCheckpoints):
                 self.symmetry.symmetrize_normalizer(self.obs_normalizer)
                 self.symmetry.symmetrize_normalizer(self.critic_obs_normalizer, critic=True)
         return self.obs_normalizer(obs), self.critic_obs_normalizer(critic_obs)
+
+    def _symmetrize_loaded_normalizers(self) -> None:
+        """Before the first rollout with symmetry on: make loaded statistics (a warm start trained without
+        symmetry) mirror symmetric without changing what the actor and critic compute (rl/symmetry.py);
+        a no-op on statistics that already are."""
+        if self.symmetry is not None and self.normalize_observations:
+            self.symmetry.symmetrize_normalizer(self.obs_normalizer, keep=self.alg.actor)
+            self.symmetry.symmetrize_normalizer(self.critic_obs_normalizer, critic=True, keep=self.alg.critic)
 
     def _broadcast_state(self) -> None:
         """Start every rank from rank 0's parameters and normaliser statistics (fresh or resumed)."""

@@ -18,8 +18,12 @@ actions (``env.mirror_maps()``, env/tasks/observation_mirror.py); this module us
 
 PPO sees normalised observations. Mirroring commutes with normalisation only if the normaliser's statistics
 are mirror symmetric, so the runner makes them so after each update (`symmetrize_normalizer`): the
-statistics of the data and its mirror image, which is what an augmented run sees. Nothing here depends on
-the number of processes: every minibatch is augmented where it is, under torchrun too.
+statistics of the data and its mirror image, which is what an augmented run sees. A run that starts from
+a checkpoint trained without symmetry (a warm start) has lopsided statistics: symmetrising them once would
+change what the loaded networks compute (a frozen Qmini actor's yaw error went from 0.50 to 0.83 rad/s in
+its first rollout), so at the start the runner passes the networks (`keep`) and their first layers absorb
+the change. Nothing here depends on the number of processes: every minibatch is augmented where it is,
+under torchrun too.
 """
 
 from __future__ import annotations
@@ -66,21 +70,45 @@ class Symmetry:
             return (mirrored.float() - self.maps.actions.apply(original.float()).detach()).square().mean()
 
     @torch.no_grad()
-    def symmetrize_normalizer(self, normalizer: nn.Module, critic: bool = False) -> None:
+    def symmetrize_normalizer(self, normalizer: nn.Module, critic: bool = False, keep: nn.Module | None = None
+                              ) -> None:
         """Make a normaliser's statistics those of its data and their mirror image, in place (idempotent).
 
         Mixing x with mirror(x) = sign * x[index]: mean (m + sign * m[index]) / 2, variance the mean of the two
-        variances plus the spread of the two means.
+        variances plus the spread of the two means. With `keep`, the network that reads the normalised
+        values: its first linear layer is rescaled so that it computes what it did for every input the
+        normaliser's clip leaves alone.
         """
         if not isinstance(normalizer, EmpiricalNormalizer) or not normalizer.training:
             return
         mirror = self.maps.critic_obs if critic else self.maps.obs
         mean, var = normalizer.mean, normalizer.var
+        old_mean, old_scale = mean.clone(), var.sqrt() + normalizer.eps
         mirrored_mean = mirror.apply(mean)
         new_var = 0.5 * (var + var.index_select(-1, mirror.index.to(var.device))) \
             + 0.25 * (mean - mirrored_mean).square()
         mean.copy_(0.5 * (mean + mirrored_mean))
         var.copy_(new_var)
+        if keep is not None:
+            _absorb_normalizer_change(keep, old_mean, old_scale, mean, var.sqrt() + normalizer.eps)
+
+
+def _absorb_normalizer_change(network: nn.Module, old_mean: torch.Tensor, old_scale: torch.Tensor,
+                              new_mean: torch.Tensor, new_scale: torch.Tensor) -> None:
+    """Rescale `network`'s first linear layer so that W (x - old_mean) / old_scale + b stays what it was when its
+    input becomes (x - new_mean) / new_scale: W' = W * new_scale / old_scale, b' = b + W (new_mean - old_mean) /
+    old_scale."""
+    first = next((m for m in network.modules() if isinstance(m, nn.Linear)), None)
+    if first is None or first.in_features != old_mean.numel():
+        raise ValueError(f"{type(network).__name__} has no first linear layer reading all {old_mean.numel()} "
+                         "normalised inputs to absorb the normaliser's change")
+    weight = first.weight
+    shift = ((new_mean - old_mean) / old_scale).to(weight.dtype)
+    if first.bias is not None:
+        first.bias.add_(weight @ shift)
+    elif bool(shift.any()):
+        raise ValueError(f"{type(network).__name__}'s first layer has no bias to absorb the normaliser's change")
+    weight.mul_((new_scale / old_scale).to(weight.dtype))
 
 
 def make_symmetry(cfg_algorithm: Any, env: Any, device: str | torch.device = "cpu") -> Symmetry | None:

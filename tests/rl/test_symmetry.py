@@ -1,5 +1,6 @@
 """Mirror augmentation and mirror loss in PPO (rl/symmetry.py), on the fake env and a 2-iteration Qmini run."""
 
+import copy
 from types import SimpleNamespace
 
 import pytest
@@ -160,3 +161,50 @@ def test_a_robot_that_cannot_be_mirrored_is_one_line_and_writes_nothing(tmp_path
     assert err.startswith("error: robot mirror: init_state.default_joint_angles is not mirror symmetric: "
                           "FL_hip_joint = 0.1 but its twin FR_hip_joint = 0") and "\n" not in err
     assert not (tmp_path / "experiments").exists()
+
+
+def lopsided_normalizer(n: int = 3) -> EmpiricalNormalizer:
+    """Statistics of data that is not mirror symmetric, as a checkpoint trained without symmetry has."""
+    normalizer = EmpiricalNormalizer(n)
+    normalizer.update(torch.randn(400, n) * torch.linspace(0.5, 3.0, n) + torch.linspace(-2.0, 1.5, n))
+    return normalizer
+
+
+def test_symmetrising_loaded_statistics_keeps_what_the_network_computes():
+    torch.manual_seed(1)
+    actor = load_actor(make_cfg(hidden=(8,)).policy, 3, 3, "cpu")
+    untouched = copy.deepcopy(actor)
+    normalizer, plain = lopsided_normalizer(), lopsided_normalizer()
+    plain.load_state_dict(normalizer.state_dict())
+    x = normalizer.inverse(torch.rand(64, 3) * 4.0 - 2.0)  # within the clip before and after
+    with torch.no_grad():
+        before = actor.act_inference(normalizer(x))
+        Symmetry(fake_maps(), ON).symmetrize_normalizer(normalizer, keep=actor)
+        after = actor.act_inference(normalizer(x))
+        Symmetry(fake_maps(), ON).symmetrize_normalizer(plain)
+        without_keep = untouched.act_inference(plain(x))
+    assert torch.allclose(ACTIONS.apply(normalizer.mean), normalizer.mean, atol=1e-6)  # symmetric now
+    assert torch.allclose(normalizer.mean, plain.mean) and torch.allclose(normalizer.var, plain.var)
+    assert torch.allclose(after, before, atol=1e-5)
+    assert (without_keep - before).abs().max() > 0.05  # what the first layer absorbed
+
+
+def test_a_run_with_symmetry_starts_from_lopsided_loaded_statistics_acting_as_the_checkpoint_did():
+    """A warm start trained without symmetry: the runner symmetrises its statistics before the first rollout
+    and the actor (frozen by the critic warm-up) still maps every observation to the same action."""
+    torch.manual_seed(2)
+    cfg = make_cfg(algorithm={"symmetry": ON, "critic_warmup_iterations": 5}, runner={"num_steps_per_env": 4})
+    runner = OnPolicyRunner(MirroredFakeEnv(num_envs=8), cfg, verbose=False)
+    loaded = lopsided_normalizer()
+    loaded.count.fill_(10 ** 9)  # the rollout's samples barely move these statistics
+    runner.obs_normalizer.load_state_dict(loaded.state_dict())
+    x = loaded.inverse(torch.rand(32, 3) * 4.0 - 2.0)
+    with torch.no_grad():
+        before = runner.get_inference_policy()(x)
+    runner.learn(1)
+    with torch.no_grad():
+        after = runner.get_inference_policy()(x)
+    mean = runner.obs_normalizer.mean
+    assert torch.allclose(ACTIONS.apply(mean), mean, atol=1e-5)
+    assert not torch.allclose(mean, loaded.mean, atol=1e-2)  # the statistics did change
+    assert torch.allclose(after, before, atol=1e-4)
