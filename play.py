@@ -216,8 +216,10 @@ def run_eval(s: Session) -> None:
         env = build_env(base, s.seed, a, spread=True)
         driver = CommandDriver(env.task)
         results[name] = evaluate(env, s.policy(name, env), driver, commands, horizon, schedule=s.schedule)
-        if env.robot.ground.curriculum is not None:
-            tiles[name] = by_tile(results[name].per_env, *env.robot.ground.curriculum.tile_of(torch.arange(n)))
+        if env.robot.ground.curriculum is not None:  # each episode's tile, kept per episode and grouped
+            types, levels = env.robot.ground.curriculum.tile_of(torch.arange(n))
+            results[name].per_env.update(terrain_type=types, terrain_level=levels)
+            tiles[name] = by_tile(results[name].per_env, types, levels)
     summaries = {name: r.summary for name, r in results.items()}
     print(format_table(summaries), flush=True)
     causes = format_fall_causes(summaries)

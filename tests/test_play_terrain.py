@@ -45,6 +45,10 @@ def test_eval_reports_every_terrain_type_and_level(rough, tmp_path, capsys):
     # the displacement is a chord of the base's path: never longer than it
     assert all(c["displacement_m"] <= c["distance_m"] + 1e-6 for cells in tiles.values() for c in cells.values())
     assert "per_terrain" in report["policies"]["zero"]
+    per_env = report["policies"]["trained"]["per_env"]  # each episode's tile, which the cells group
+    episodes = list(zip(per_env["terrain_type"], per_env["terrain_level"]))
+    assert len(episodes) == 21 and sorted(episodes) == sorted((t, lv) for t in types for lv in range(3))
+    assert all(tiles[t][str(lv)]["fall_rate"] == per_env["fell"][i] for i, (t, lv) in enumerate(episodes))
     assert (tmp_path / "eval_terrain.png").stat().st_size > 1000
     assert "falls per terrain type" in capsys.readouterr().out
 

@@ -6,10 +6,12 @@ from benchmarks import eval_split
 from utils.cli import main_with_one_line_errors
 
 
-def eval_file(tmp_path, with_zero=True):
+def eval_file(tmp_path, with_zero=True, tiles=False):
     trained = {"per_env": {"command": [[-0.2, 0, 0.0], [0.1, 0, -0.8], [0.5, 0, 0.5], [0.7, 0, 0.9]],
                            "fell": [0.0, 0.0, 1.0, 0.0], "lin_vel_rmse": [0.1, 0.2, 0.5, 0.3],
                            "yaw_rate_rmse": [0.2, 0.4, 0.9, 0.5]}}
+    if tiles:  # what play.py writes on a rough-terrain config
+        trained["per_env"].update(terrain_type=["flat", "obstacles", "obstacles", "flat"], terrain_level=[0, 1, 5, 7])
     zero = {"per_env": {**trained["per_env"], "fell": [1.0] * 4, "yaw_rate_rmse": [0.1, 0.8, 0.5, 0.9]}}
     path = tmp_path / "eval.json"
     path.write_text(json.dumps({"episodes": 4, "randomize": True, "push": False,
@@ -40,6 +42,32 @@ def test_split_by_yaw_uses_the_absolute_command(tmp_path, capsys):
     low = next(line for line in out.splitlines() if "[0, 0.6)" in line)
     high = next(line for line in out.splitlines() if "[0.6, inf)" in line)
     assert low.split()[4] == "2" and high.split()[4] == "2"  # |-0.8| is with 0.9, 0.5 with 0.0
+
+
+def test_split_by_the_level_of_each_episodes_tile_and_on_one_tile_type(tmp_path, capsys):
+    policy = json.loads(eval_file(tmp_path, tiles=True).read_text())["policies"]["trained"]
+    rows = eval_split.split(policy, "level", [4])
+    assert [r["episodes"] for r in rows] == [2, 2] and rows[0]["fall_rate"] == 0.0 and rows[1]["fall_rate"] == 0.5
+    on_blocks = eval_split.split(policy, "level", [4], terrain="obstacles")
+    assert [r["episodes"] for r in on_blocks] == [1, 1] and on_blocks[1]["yaw_rate_rmse"] == 0.9
+    fast_blocks = eval_split.split(policy, "vx", [0.3], terrain="obstacles")
+    assert [r["episodes"] for r in fast_blocks] == [1, 1]
+    assert eval_split.main([str(tmp_path / "eval.json"), "--by", "level", "--edges", "4", "--terrain", "flat"]) == 0
+    out = capsys.readouterr().out
+    assert "by level, flat tiles only" in out and "level band" in out
+    low = next(line for line in out.splitlines() if line.strip().startswith("trained  [0, 4) level"))
+    assert low.split()[4] == "1" and low.split()[-1] == "2.00"  # flat level 0: 0.2 / zero action's 0.1
+
+
+def test_tiles_asked_of_an_eval_without_them_are_one_line(tmp_path, capsys):
+    run = lambda *argv: main_with_one_line_errors(lambda: eval_split.main(list(argv)))  # noqa: E731  as __main__
+    assert run(str(eval_file(tmp_path)), "--by", "level") == 2
+    assert run(str(eval_file(tmp_path)), "--terrain", "flat") == 2
+    assert run(str(eval_file(tmp_path, tiles=True)), "--terrain", "stairs_up") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and all(line.startswith("error: ") for line in err)
+    assert "per_env.terrain_level" in err[0] and "per_env.terrain_type" in err[1]
+    assert "no episode on a 'stairs_up' tile; this eval has flat, obstacles" in err[2]
 
 
 def test_bad_input_is_one_line_and_status_2(tmp_path, capsys):
