@@ -97,9 +97,10 @@ def test_init_from_starts_from_the_source_actor_and_the_curve_records_it(tmp_pat
     assert source in record
     saved = torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)
     assert saved["iteration"] == len(curve["rows"])  # counted from 0, not from the source's iteration
-    first = next(k for k, v in before.items() if v.dim() == 2)
-    # a few PPO steps move the weights a little; a fresh actor would be nowhere near the source's
-    assert (saved["actor"][first] - before[first]).abs().max() < 0.05 * before[first].abs().max()
+    # a few PPO steps move the weights a little; a fresh actor would be nowhere near the source's. The first
+    # layer is left out: qmini's symmetry rescales it once, as the source's normaliser is made symmetric
+    hidden = [k for k, v in before.items() if v.dim() == 2][1:]
+    assert hidden and all((saved["actor"][k] - before[k]).abs().max() < 0.05 * before[k].abs().max() for k in hidden)
 
 
 def test_init_from_is_refused_with_resume(tmp_path):
