@@ -90,8 +90,8 @@ def report(path: Path, by: str, edges: list[float], terrain: str | None = None) 
     where = f", {terrain} tiles only" if terrain else ""
     lines = [f"{path}: {data.get('episodes')} episodes, randomize {data.get('randomize')}, "
              f"push {data.get('push')}; by {grouped}{where}"]
-    lines.append(f"  {'policy':8s} {'level band' if by == 'level' else 'command band':22s} {'episodes':>8s} {'falls':>6s} {'lin':>6s} {'yaw':>6s} "
-                 f"{'yaw/zero':>8s}")
+    band = "level band" if by == "level" else "command band"
+    lines.append(f"  {'policy':8s} {band:22s} {'episodes':>8s} {'falls':>6s} {'lin':>6s} {'yaw':>6s} {'yaw/zero':>8s}")
     for name, policy in policies.items():
         for i, (band, row) in enumerate(zip(names, split(policy, by, edges, terrain))):
             if not row["episodes"]:
