@@ -50,12 +50,17 @@ class EmpiricalNormalizer(nn.Module):
     def std(self) -> torch.Tensor:
         return self.var.sqrt()
 
+    @property
+    def scale(self) -> torch.Tensor:
+        """What forward() divides by: the standard deviation plus eps."""
+        return self.var.sqrt() + self.eps
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = (x - self.mean) / (self.var.sqrt() + self.eps)
+        y = (x - self.mean) / self.scale
         return torch.clamp(y, -self.clip, self.clip)
 
     def inverse(self, y: torch.Tensor) -> torch.Tensor:
-        return y * (self.var.sqrt() + self.eps) + self.mean
+        return y * self.scale + self.mean
 
     @torch.no_grad()
     def update(self, x: torch.Tensor, mask: torch.Tensor | None = None,

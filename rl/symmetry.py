@@ -20,7 +20,7 @@ PPO sees normalised observations. Mirroring commutes with normalisation only if 
 are mirror symmetric, so the runner makes them so after each update (`symmetrize_normalizer`): the
 statistics of the data and its mirror image, which is what an augmented run sees. A run that starts from
 a checkpoint trained without symmetry (a warm start) has lopsided statistics: symmetrising them once would
-change what the loaded networks compute (a frozen Qmini actor's yaw error went from 0.50 to 0.83 rad/s in
+change what the loaded networks compute (a frozen Qmini actor's yaw error went from 0.49 to 0.83 rad/s in
 its first rollout), so at the start the runner passes the networks (`keep`) and their first layers absorb
 the change. Nothing here depends on the number of processes: every minibatch is augmented where it is,
 under torchrun too.
@@ -83,14 +83,14 @@ class Symmetry:
             return
         mirror = self.maps.critic_obs if critic else self.maps.obs
         mean, var = normalizer.mean, normalizer.var
-        old_mean, old_scale = mean.clone(), var.sqrt() + normalizer.eps
+        old_mean, old_scale = mean.clone(), normalizer.scale
         mirrored_mean = mirror.apply(mean)
         new_var = 0.5 * (var + var.index_select(-1, mirror.index.to(var.device))) \
             + 0.25 * (mean - mirrored_mean).square()
         mean.copy_(0.5 * (mean + mirrored_mean))
         var.copy_(new_var)
         if keep is not None:
-            _absorb_normalizer_change(keep, old_mean, old_scale, mean, var.sqrt() + normalizer.eps)
+            _absorb_normalizer_change(keep, old_mean, old_scale, mean, normalizer.scale)
 
 
 def _absorb_normalizer_change(network: nn.Module, old_mean: torch.Tensor, old_scale: torch.Tensor,
