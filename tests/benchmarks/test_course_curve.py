@@ -32,20 +32,26 @@ def run(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_each_checkpoint_walks_the_course(run, capsys):
+def test_each_checkpoint_walks_the_course_and_flat_ground(run, capsys):
     out = run / "curve"
-    assert main(["--name", "walk", "--out", str(out), "--select"] + COURSE) == 0
+    assert main(["--name", "walk", "--out", str(out), "--select", "--flat"] + COURSE) == 0
     report = json.loads((out / "course_curve.json").read_text())
     rows = report["rows"]
     assert report["selected"]["iteration"] == 400  # walks as well as 200 (the same policy): the later one
+    assert report["selected"]["rule"].startswith("of the checkpoints that passed the flat check")
     assert [r["iteration"] for r in rows] == [100, 200, 400]  # the snapshots, then the end of the run
     stands, walks, end = (r["courses"]["slope_down:0.1"] for r in rows)
     assert stands["successes"] == 0 and stands["episodes"] == 2  # zero actions: it stays at the spawn point
     assert walks["successes"] >= 1
     assert walks == end  # the same policy on the same episodes (one seed for every checkpoint)
+    flat_stands, flat_walks, flat_end = (r["courses"]["flat"] for r in rows)
+    assert flat_stands["episodes"] == 2 and flat_stands["lin_vel_rmse_steady"] > 0.2  # it ignores its commands
+    assert not flat_stands["passed"] and flat_walks["passed"]
+    assert flat_walks == flat_end
     assert (out / "course_curve.png").stat().st_size > 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("[1/3] it 100: slope_down:0.1 0/2 reached") and "ETA" in lines[0]
+    assert lines[0].split("; ")[1].startswith("flat 0/2 fell, steady linear error") and "FAIL" in lines[0]
 
 
 def _row(iteration, *courses):
@@ -58,6 +64,18 @@ def test_select_takes_most_goals_then_fewest_falls_then_the_latest():
     assert select_checkpoint([_row(1, (9, 0), (5, 1)), _row(2, (8, 0), (5, 0))])["iteration"] == 1  # 14 goals > 13
     assert select_checkpoint([_row(1, (9, 0), (5, 0)), _row(2, (9, 1), (5, 0))])["iteration"] == 1  # fewer falls
     assert select_checkpoint([_row(1, (9, 0)), _row(2, (9, 0))])["iteration"] == 2  # a tie: the later
+
+
+def _flat(row, passed):
+    row["courses"]["flat"] = {"falls": 0, "passed": passed}
+    return row
+
+
+def test_select_with_the_flat_check_takes_only_checkpoints_that_passed_it():
+    best, other = _row(1, (9, 0)), _row(2, (5, 0))
+    assert select_checkpoint([_flat(best, False), _flat(other, True)])["iteration"] == 2  # 9 goals, but it fails
+    assert select_checkpoint([_flat(best, True), _flat(other, True)])["iteration"] == 1  # flat not counted as a course
+    assert select_checkpoint([_flat(_row(1, (9, 0)), False), _flat(_row(2, (5, 0)), False)]) is None
 
 
 def test_every_and_from_iteration_pick_the_snapshots(run):
