@@ -154,14 +154,18 @@ def parse_schedule(text: str) -> Schedule:
 
 
 def random_schedule(rng: np.random.Generator, ranges: np.ndarray, zero_threshold: float, duration: float,
-                    every: float) -> Schedule:
-    """Commands drawn uniformly from the trained ranges (3, 2), a new one every `every` s.
+                    every: float, jitter: float = 0.0) -> Schedule:
+    """Commands drawn uniformly from the trained ranges (3, 2), a new one every `every` s, or, with `jitter`,
+    after a duration drawn uniformly from every +- jitter (0 <= jitter < every).
 
     As in training, a planar command with norm below zero_threshold becomes (0, 0) and a yaw
-    rate below it becomes 0, so standing still is part of the test.
+    rate below it becomes 0, so standing still is part of the test. Why the jitter: a gait clock that
+    starts at phase 0 and a period of whole gait cycles (5 s at 2 Hz) put every command change of every
+    episode at the same phase of the gait; the jitter spreads them over all phases.
     """
-    count = max(1, int(math.ceil(duration / every - 1e-9)))
+    count = max(1, int(math.ceil(duration / (every - jitter) - 1e-9)))
     cmds = rng.uniform(ranges[:, 0], ranges[:, 1], size=(count, 3))
     cmds[np.linalg.norm(cmds[:, :2], axis=1) < zero_threshold, :2] = 0.0
     cmds[np.abs(cmds[:, 2]) < zero_threshold, 2] = 0.0
-    return Schedule(cmds, np.full(count, float(every)))
+    durations = np.full(count, float(every)) if jitter == 0 else every + rng.uniform(-jitter, jitter, size=count)
+    return Schedule(cmds, durations)

@@ -57,6 +57,7 @@ class RunOptions:
     fall_height: float  # m, base z below which the robot has fallen
     schedule: Schedule | None = None  # the same commands in every episode; None: random per episode
     resample_s: float = 5.0  # s, period of the random commands
+    resample_jitter_s: float = 0.0  # s, each random command lasts resample_s +- up to this (uniform)
     push: bool = False
     push_vel: float = 1.0  # m/s, largest kick per horizontal axis
     push_interval: float = 15.0  # s between pushes
@@ -101,7 +102,7 @@ def plan_episodes(opts: RunOptions, policy: PolicySpec) -> list[EpisodePlan]:
             schedule = Schedule(np.array([[opts.course_speed, 0.0, 0.0]]), np.array([np.inf]))
         else:  # drawn after the kicks, as before courses existed: the same seed gives the same episodes
             schedule = opts.schedule or random_schedule(rng, policy.command_ranges, policy.zero_threshold,
-                                                        opts.duration, opts.resample_s)
+                                                        opts.duration, opts.resample_s, opts.resample_jitter_s)
         every = max(1, int(round(opts.push_interval / policy.control_dt)))
         push_steps = np.arange(opts.num_pushes) * every + rng.integers(0, every, size=opts.num_pushes)
         plans.append(EpisodePlan(heading, schedule, kicks, push_steps, start))

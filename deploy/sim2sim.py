@@ -98,6 +98,9 @@ def get_args(argv: list[str] | None) -> argparse.Namespace:
                    "play.py --commands (default: random commands from the trained ranges per episode)")
     p.add_argument("--resample", type=_positive, default=5.0, metavar="S",
                    help="s between random commands (default 5)")
+    p.add_argument("--resample-jitter", type=_non_negative, default=0.0, metavar="S",
+                   help="each random command lasts --resample +- up to S s, so that command changes land at every "
+                        "phase of the gait (default 0: every change at the same phase; must be under --resample)")
     p.add_argument("--push", action="store_true", help="velocity kicks on the base (always on with --suite)")
     p.add_argument("--push-vel", type=_non_negative, default=None, metavar="M/S",
                    help="largest kick per horizontal axis (default per robot: go2 1.0)")
@@ -169,6 +172,9 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
                      f"{defaults.push_interval} s unless given")
     fall_height = args.fall_height if args.fall_height is not None else (
         defaults.fall_height if defaults.fall_height is not None else FALL_HEIGHT_FRACTION * spawn)
+    if args.resample_jitter >= args.resample:
+        raise DeployError(f"--resample-jitter {args.resample_jitter:g} must be under --resample {args.resample:g} "
+                          "(a command may not last 0 s or less)")
     schedule = parse_schedule(args.commands) if args.commands is not None else None
     if schedule is not None:
         for cmd in schedule.commands:
@@ -183,7 +189,8 @@ def build_options(args: argparse.Namespace, spec, robot) -> tuple[RunOptions, li
     opts = RunOptions(
         episodes=args.episodes, duration=args.duration, seed=args.seed, spawn_height=spawn,
         fall_tilt=args.fall_tilt if args.fall_tilt is not None else defaults.fall_tilt, fall_height=fall_height,
-        schedule=schedule, resample_s=args.resample, push=args.push or args.suite,
+        schedule=schedule, resample_s=args.resample, resample_jitter_s=args.resample_jitter,
+        push=args.push or args.suite,
         push_vel=args.push_vel if args.push_vel is not None else defaults.push_vel,
         push_interval=args.push_interval if args.push_interval is not None else defaults.push_interval,
         latency=args.latency, settle_s=args.settle, gait_frequency=args.gait_frequency, sim_dt=robot.sim_dt,
@@ -256,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     parts = [f"sim2sim {mode}: {spec.path} ('{spec.config}') on {robot.path}",
              f"{opts.episodes} episode(s) x {opts.duration:g} s per model or course"]
     if variants:
-        parts += [f"commands {opts.schedule or f'random every {opts.resample_s:g} s'}",
+        every = f"{opts.resample_s:g}" + (f" +- {opts.resample_jitter_s:g}" if opts.resample_jitter_s else "")
+        parts += [f"commands {opts.schedule or f'random every {every} s'}",
                   f"pushes {f'{opts.push_vel:g} m/s every {opts.push_interval:g} s' if opts.push else 'off'}"]
     if courses:
         parts += [f"courses {', '.join(c.name for c in courses)} at {opts.course_speed:g} m/s, pushes "

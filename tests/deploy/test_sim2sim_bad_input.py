@@ -90,6 +90,8 @@ def test_bad_flags(capsys, go2_export, tmp_path):
     _fails(capsys, [*base[:4], "--out", str(tmp_path / "no" / "out.json")], "does not exist")
     _fails(capsys, [*base[:4], "--out", str(tmp_path)], "is a folder")
     _fails(capsys, [*base, "--trace", str(tmp_path / "no" / "trace.csv")], "--trace: folder")
+    _fails(capsys, [*base, "--resample-jitter", "5"], "--resample-jitter 5 must be under --resample 5")
+    _fails(capsys, [*base, "--resample-jitter", "-1"], "--resample-jitter")
     assert not out.exists()
 
 

@@ -52,6 +52,22 @@ def test_random_schedule_zero_threshold():
     assert ((planar == 0) | (planar >= 0.2)).all() and ((s.commands[:, 2] == 0) | (abs(s.commands[:, 2]) >= 0.2)).all()
 
 
+def test_random_schedule_jitter_spreads_the_command_changes():
+    """With jitter each command lasts every +- jitter, the schedule still covers the episode, and the changes
+    fall at many moments (a 2 Hz gait clock: every phase), not on multiples of `every` (one phase)."""
+    ranges = np.array([[-1.0, 1.0], [0.0, 0.0], [-1.0, 1.0]])
+    starts = []
+    for seed in range(20):
+        s = random_schedule(np.random.default_rng(seed), ranges, 0.2, 20.0, 5.0, jitter=2.0)
+        assert ((s.durations >= 3.0) & (s.durations <= 7.0)).all()
+        assert s.durations.sum() >= 20.0 and len(s.commands) == 7  # ceil(20 / 3): enough for the shortest draws
+        starts += [t for t in s.starts[1:] if t < 20.0]
+    phases = np.remainder(np.array(starts) * 2.0, 1.0)  # gait phase at each change, at 2 Hz
+    assert np.histogram(phases, bins=4, range=(0, 1))[0].min() >= 5  # every quarter of the cycle is hit
+    plain = random_schedule(np.random.default_rng(0), ranges, 0.2, 20.0, 5.0)
+    assert np.allclose(np.remainder(plain.starts * 2.0, 1.0), 0.0)  # without: every change at phase 0
+
+
 def _env_state(env, robot, gait_clock: np.ndarray) -> RobotState:
     """Our RobotState of the training env's own simulation state (float64, as a robot program would hold it)."""
     qpos, qvel = env.robot.sim.qpos.numpy().astype(np.float64), env.robot.sim.qvel.numpy().astype(np.float64)
