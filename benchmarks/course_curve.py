@@ -56,7 +56,6 @@ from utils.files import atomic_write_text  # noqa: E402
 SUMMARY_KEYS = ("episodes", "successes", "success_rate", "falls", "fall_rate", "timeouts", "goal_time_s",
                 "stopped_at_m")
 FLAT_KEYS = ("episodes", "falls", "fall_rate", "lin_vel_rmse_steady", "yaw_rate_rmse_steady")
-FLAT = "flat"  # the row key of the flat-ground check (deploy.sim2sim's `nominal` variant)
 
 
 Checkpoint = tuple[int, Path, dict | None]  # iteration, file, its contents where already read
@@ -103,9 +102,9 @@ class Exporter:
 
 
 def walk_courses(export_dir: Path, courses: list[str], episodes: int, jobs: int, seed: int,
-                 duration: float | None, flat: bool = False) -> dict[str, dict[str, Any]]:
-    """deploy.sim2sim over the courses (and flat ground under FLAT, with its PASS flag, where `flat`);
-    {course: summary}. Its table goes nowhere, its errors to stderr."""
+                 duration: float | None, flat: bool = False) -> tuple[dict[str, dict[str, Any]], dict | None]:
+    """deploy.sim2sim over the courses, and flat ground where `flat`: ({course: summary}, the flat check's summary
+    with its PASS flag, or None). Its table goes nowhere, its errors to stderr."""
     out = export_dir / "courses.json"
     argv = ["--export", str(export_dir), "--episodes", str(episodes), "--jobs", str(jobs), "--seed", str(seed),
             "--out", str(out), "--quiet"] + [a for c in courses for a in ("--course", c)]
@@ -119,22 +118,21 @@ def walk_courses(export_dir: Path, courses: list[str], episodes: int, jobs: int,
         raise DeployError(f"deploy.sim2sim failed on {export_dir} (exit {code})")
     report = json.loads(out.read_text())
     walked = {name: {k: c["summary"].get(k) for k in SUMMARY_KEYS} for name, c in report["courses"].items()}
-    if flat:
-        nominal = report["results"]["nominal"]
-        # its verdict as sim2sim gave it (deploy/report.py's verdict under the run's pass_criteria)
-        walked[FLAT] = {**{k: nominal["summary"].get(k) for k in FLAT_KEYS}, "passed": nominal["pass"]}
-    return walked
+    if not flat:
+        return walked, None
+    nominal = report["results"]["nominal"]  # its verdict as sim2sim gave it (deploy/report.py, pass_criteria)
+    return walked, {**{k: nominal["summary"].get(k) for k in FLAT_KEYS}, "passed": nominal["pass"]}
 
 
 def select_checkpoint(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The row whose checkpoint reached the goal most often over all courses; ties: fewer falls, later. Where the
     rows hold the flat check, only those that passed it; None where none did."""
-    eligible = [r for r in rows if r["courses"].get(FLAT, {}).get("passed", True)]
+    eligible = [r for r in rows if r.get("flat", {}).get("passed", True)]
     if not eligible:
         return None
 
     def key(row: dict[str, Any]) -> tuple[int, int, int]:
-        courses = [c for name, c in row["courses"].items() if name != FLAT]
+        courses = row["courses"].values()
         return sum(c["successes"] for c in courses), -sum(c["falls"] for c in courses), row["iteration"]
     return max(eligible, key=key)
 
@@ -151,12 +149,10 @@ def plot(rows: list[dict[str, Any]], path: Path, title: str) -> Path:
     its = [r["iteration"] for r in rows]
     for k, name in enumerate(rows[0]["courses"]):
         color = f"C{k}"
-        if name == FLAT:  # no goal on flat ground: its falls only
-            ax.plot(its, [r["courses"][name]["fall_rate"] for r in rows], "x--", color=color,
-                    label="flat ground fell")
-            continue
         ax.plot(its, [r["courses"][name]["success_rate"] for r in rows], "o-", color=color, label=f"{name} reached")
         ax.plot(its, [r["courses"][name]["fall_rate"] for r in rows], "x--", color=color, label=f"{name} fell")
+    if "flat" in rows[0]:  # no goal on flat ground: its falls only
+        ax.plot(its, [r["flat"]["fall_rate"] for r in rows], "x--", color="k", label="flat ground fell")
     ax.set_xlabel("iteration")
     ax.set_ylabel("share of episodes")
     ax.set_ylim(-0.03, 1.03)
@@ -209,20 +205,20 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="course_curve_") as tmp:
             try:
                 exporter.export(iteration, path, data, Path(tmp))
-                result = walk_courses(Path(tmp), args.course, args.episodes, args.jobs, args.seed, args.duration,
-                                      args.flat)
+                result, flat = walk_courses(Path(tmp), args.course, args.episodes, args.jobs, args.seed,
+                                            args.duration, args.flat)
             except (CheckpointError, PlayError, DeployError) as err:
                 print(f"error: {path}: {' '.join(str(err).split())}", file=sys.stderr)
                 return 1
-        rows.append({"iteration": iteration, "checkpoint": str(path), "courses": result})
+        rows.append({"iteration": iteration, "checkpoint": str(path), "courses": result,
+                     **({"flat": flat} if flat is not None else {})})
         elapsed = time.perf_counter() - start
         eta = elapsed / (k + 1) * (len(todo) - k - 1)
         shown = "; ".join(f"{name} {c['successes']}/{c['episodes']} reached, {c['falls']} fell"
-                          for name, c in result.items() if name != FLAT)
-        if FLAT in result:
-            c = result[FLAT]
-            shown += (f"; flat {c['falls']}/{c['episodes']} fell, steady linear error "
-                      f"{c['lin_vel_rmse_steady']:.3f} m/s {'PASS' if c['passed'] else 'FAIL'}")
+                          for name, c in result.items())
+        if flat is not None:
+            shown += (f"; flat {flat['falls']}/{flat['episodes']} fell, steady linear error "
+                      f"{flat['lin_vel_rmse_steady']:.3f} m/s {'PASS' if flat['passed'] else 'FAIL'}")
         print(f"[{k + 1}/{len(todo)}] it {iteration}: {shown} ({elapsed / (k + 1):.0f} s per checkpoint, "
               f"ETA {eta / 60:.1f} min)", flush=True)
 

@@ -44,7 +44,7 @@ def test_each_checkpoint_walks_the_course_and_flat_ground(run, capsys):
     assert stands["successes"] == 0 and stands["episodes"] == 2  # zero actions: it stays at the spawn point
     assert walks["successes"] >= 1
     assert walks == end  # the same policy on the same episodes (one seed for every checkpoint)
-    flat_stands, flat_walks, flat_end = (r["courses"]["flat"] for r in rows)
+    flat_stands, flat_walks, flat_end = (r["flat"] for r in rows)
     assert flat_stands["episodes"] == 2 and flat_stands["lin_vel_rmse_steady"] > 0.2  # it ignores its commands
     assert not flat_stands["passed"] and flat_walks["passed"]
     assert flat_walks == flat_end
@@ -67,7 +67,7 @@ def test_select_takes_most_goals_then_fewest_falls_then_the_latest():
 
 
 def _flat(row, passed):
-    row["courses"]["flat"] = {"falls": 0, "passed": passed}
+    row["flat"] = {"falls": 0, "passed": passed}
     return row
 
 
