@@ -25,7 +25,9 @@ With --flat each checkpoint also walks flat ground in the same deploy.sim2sim ru
 commands every 5 s, pushes, as many episodes as each course), and --select then takes only checkpoints that pass
 that check (falls <= 5% of episodes, steady linear error <= 0.2 m/s). Why: a terrain stage can lose the flat walk
 while it learns the course; Qmini's symmetric stage fell in 2 of 64 flat episodes at iteration 1200 and in 30 at
-its end, 1548, with the box skill unchanged (docs/rough_terrain_trials.md, "Stop 69").
+its end, 1548, with the box skill unchanged (docs/rough_terrain_trials.md, "Stop 69"). --flat_jitter S makes
+each flat command last 5 +- S s (deploy.sim2sim --resample-jitter): with exactly 5 s every command change lands at
+one phase of a 2 Hz gait clock, and a policy that falls at some other phase passes unseen ("Stop 70").
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 from config import ConfigError  # noqa: E402
 from deploy import sim2sim  # noqa: E402
 from deploy.courses import parse_course  # noqa: E402
+from deploy.episodes import RunOptions  # noqa: E402
 from deploy.policy_io import DeployError  # noqa: E402
 from rl.play_setup import PlayError, build_env, load_experiment, load_trained, play_cfg, session_config  # noqa: E402
 from utils.checkpoint import CheckpointError, read_checkpoint  # noqa: E402
@@ -102,16 +105,18 @@ class Exporter:
 
 
 def walk_courses(export_dir: Path, courses: list[str], episodes: int, jobs: int, seed: int,
-                 duration: float | None, flat: bool = False) -> tuple[dict[str, dict[str, Any]], dict | None]:
-    """deploy.sim2sim over the courses, and flat ground where `flat`: ({course: summary}, the flat check's summary
-    with its PASS flag, or None). Its table goes nowhere, its errors to stderr."""
+                 duration: float | None, flat: bool = False,
+                 flat_jitter: float = 0.0) -> tuple[dict[str, dict[str, Any]], dict | None]:
+    """deploy.sim2sim over the courses, and flat ground where `flat` (its commands lasting 5 +- `flat_jitter` s):
+    ({course: summary}, the flat check's summary with its PASS flag, or None). Its table goes nowhere, its errors
+    to stderr."""
     out = export_dir / "courses.json"
     argv = ["--export", str(export_dir), "--episodes", str(episodes), "--jobs", str(jobs), "--seed", str(seed),
             "--out", str(out), "--quiet"] + [a for c in courses for a in ("--course", c)]
     if duration is not None:
         argv += ["--duration", str(duration)]
     if flat:
-        argv += ["--variants", "nominal"]
+        argv += ["--variants", "nominal", "--resample-jitter", str(flat_jitter)]
     with contextlib.redirect_stdout(io.StringIO()):
         code = sim2sim.main(argv)
     if code != 0:
@@ -176,6 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--flat", action="store_true",
                    help="also walk flat ground (random commands, pushes) with each checkpoint; --select then takes "
                         "only those that pass (falls <= 5%%, steady linear error <= 0.2 m/s)")
+    p.add_argument("--flat_jitter", type=float, default=0.0, metavar="S",
+                   help="with --flat: each flat command lasts 5 +- up to S s, so that command changes land at every "
+                        "gait phase (deploy.sim2sim --resample-jitter; default 0, the committed figures' schedule)")
     p.add_argument("--select", action="store_true",
                    help="pick the checkpoint that reached the goal most often (ties: fewer falls, later)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for course_curve.json and course_curve.png")
@@ -188,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{flag} must be at least 1, got {value}")
         for text in args.course:
             parse_course(text)
+        if args.flat_jitter and not args.flat:
+            raise ValueError("--flat_jitter sets the flat check's schedule: add --flat")
+        if not 0 <= args.flat_jitter < RunOptions.resample_s:
+            raise ValueError(f"--flat_jitter must be at least 0 and under the {RunOptions.resample_s:g} s command "
+                             f"period, got {args.flat_jitter:g}")
         out = Path(args.out)
         if out.exists() and not out.is_dir():
             raise ValueError(f"--out {out} is a file; give a folder")
@@ -206,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 exporter.export(iteration, path, data, Path(tmp))
                 result, flat = walk_courses(Path(tmp), args.course, args.episodes, args.jobs, args.seed,
-                                            args.duration, args.flat)
+                                            args.duration, args.flat, args.flat_jitter)
             except (CheckpointError, PlayError, DeployError) as err:
                 print(f"error: {path}: {' '.join(str(err).split())}", file=sys.stderr)
                 return 1
@@ -224,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
 
     out.mkdir(parents=True, exist_ok=True)
     report = {"experiment": args.name, "config": getattr(saved, "name", None), "episodes": args.episodes,
-              "seed": args.seed, "courses": args.course, "flat": args.flat, "rows": rows}
+              "seed": args.seed, "courses": args.course, "flat": args.flat,
+              **({"flat_jitter_s": args.flat_jitter} if args.flat else {}), "rows": rows}
     if args.select:
         best = select_checkpoint(rows)
         rule = "most goals reached over the courses, then fewest falls, then the latest"

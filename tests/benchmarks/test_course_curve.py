@@ -109,6 +109,9 @@ def test_a_live_run_rewriting_policy_pt_does_not_change_the_end_row(run, monkeyp
     (["--episodes", "0"], "--episodes must be at least 1"),
     (["--course", "ramp:0.1"], "ramp"),
     (["--from_iteration", "1000"], "no checkpoint from iteration 1000"),
+    (["--flat_jitter", "2"], "add --flat"),
+    (["--flat", "--flat_jitter", "5"], "under the 5 s command period, got 5"),
+    (["--flat", "--flat_jitter", "-1"], "at least 0"),
 ])
 def test_bad_input_is_one_line_and_writes_nothing(run, capsys, extra, message):
     out = run / "curve"
@@ -117,3 +120,21 @@ def test_bad_input_is_one_line_and_writes_nothing(run, capsys, extra, message):
     errors = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("note: ")]  # the old
     assert len(errors) == 1 and errors[0].startswith("error: ") and message in errors[0]  # fixture cfg's notes
     assert not out.exists()
+
+
+def test_flat_jitter_reaches_the_flat_check(run, monkeypatch):
+    """--flat_jitter S becomes sim2sim's --resample-jitter S on the flat check, so that its command changes land
+    at every gait phase; sim2sim's own failure then stops the curve with exit 1."""
+    seen = []
+
+    def refuse(argv):
+        seen.append(argv)
+        return 1
+
+    monkeypatch.setattr(course_curve.sim2sim, "main", refuse)
+    out = run / "curve"
+    assert main(["--name", "walk", "--out", str(out), "--flat", "--flat_jitter", "2"] + COURSE) == 1
+    argv = seen[0]
+    assert argv[argv.index("--variants") + 1] == "nominal"
+    assert float(argv[argv.index("--resample-jitter") + 1]) == 2.0
+    assert len(seen) == 1 and not out.exists()  # it stopped at the first checkpoint and wrote nothing
