@@ -9,7 +9,12 @@ Each episode of an ``eval.json`` held one command (vx, vy, yaw rate). This print
 policy in the file and every command band, the episodes, the falls and the mean of the
 episodes' linear and yaw-rate RMSEs (play.py's summary is the same mean over all episodes),
 and each band's yaw RMSE as a fraction of the zero-action policy's in the same band where the
-file has one. Bands are half-open [edge, next edge) on the command's absolute value for
+file has one. Where the file has each episode's yaw offset (play.py's yaw_rate_offset, the size of its
+mean yaw-rate error), the yaw RMSE is also split in two, exactly (RMSE^2 = offset^2 + sd^2): `off`, the
+steady part (turning too slowly or drifting), and `sd`, the error's standard deviation about that mean
+(the base yawing back and forth with each step, pushes, the tumble before a fall). A biped's ratio to the
+zero-action policy can be held by its gait's yaw swing alone (docs/rough_terrain_trials.md "Stop 71").
+Bands are half-open [edge, next edge) on the command's absolute value for
 ``--by yaw`` and on its signed value for ``--by vx``. On rough terrain each episode also has its tile
 (play.py writes per_env.terrain_type and terrain_level): ``--by level`` groups by the tile's level,
 ``--terrain TYPE`` keeps the episodes of one tile type. Reads only; writes nothing.
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -55,7 +61,8 @@ def episode_values(per_env: dict[str, list], by: str) -> list[float]:
 
 def split(policy: dict, by: str, edges: list[float], terrain: str | None = None) -> list[dict[str, float | int]]:
     """Per band: episodes, fall rate, mean linear and yaw-rate RMSE of one policy's episodes (on `terrain`'s
-    tiles only, when given)."""
+    tiles only, when given), and the yaw RMSE's mean offset and standard deviation where the file has offsets
+    (else None)."""
     per_env = policy.get("per_env")
     if not per_env or "command" not in per_env:
         raise ValueError("this eval.json has no per-episode commands (per_env.command); re-run play.py --eval")
@@ -71,8 +78,13 @@ def split(policy: dict, by: str, edges: list[float], terrain: str | None = None)
     for band in range(len(edges) + 1):
         idx = [i for i, g in enumerate(groups) if g == band]
         mean = lambda key: sum(per_env[key][i] for i in idx) / len(idx) if idx else float("nan")  # noqa: E731
-        rows.append({"episodes": len(idx), "fall_rate": mean("fell"), "lin_vel_rmse": mean("lin_vel_rmse"),
-                     "yaw_rate_rmse": mean("yaw_rate_rmse")})
+        row = {"episodes": len(idx), "fall_rate": mean("fell"), "lin_vel_rmse": mean("lin_vel_rmse"),
+               "yaw_rate_rmse": mean("yaw_rate_rmse"), "yaw_rate_offset": None, "yaw_rate_sd": None}
+        if "yaw_rate_offset" in per_env:  # eval.json files from before play.py wrote it lack it
+            sd = [math.sqrt(max(per_env["yaw_rate_rmse"][i] ** 2 - per_env["yaw_rate_offset"][i] ** 2, 0.0))
+                  for i in idx]
+            row.update(yaw_rate_offset=mean("yaw_rate_offset"), yaw_rate_sd=sum(sd) / len(sd) if sd else float("nan"))
+        rows.append(row)
     return rows
 
 
@@ -91,14 +103,16 @@ def report(path: Path, by: str, edges: list[float], terrain: str | None = None) 
     lines = [f"{path}: {data.get('episodes')} episodes, randomize {data.get('randomize')}, "
              f"push {data.get('push')}; by {grouped}{where}"]
     band = "level band" if by == "level" else "command band"
-    lines.append(f"  {'policy':8s} {band:22s} {'episodes':>8s} {'falls':>6s} {'lin':>6s} {'yaw':>6s} {'yaw/zero':>8s}")
+    lines.append(f"  {'policy':8s} {band:22s} {'episodes':>8s} {'falls':>6s} {'lin':>6s} {'yaw':>6s} {'off':>6s} "
+                 f"{'sd':>6s} {'yaw/zero':>8s}")
     for name, policy in policies.items():
         for i, (band, row) in enumerate(zip(names, split(policy, by, edges, terrain))):
             if not row["episodes"]:
                 continue
             ratio = row["yaw_rate_rmse"] / zero[i]["yaw_rate_rmse"] if zero and zero[i]["episodes"] else None
+            parts = [f"{'-':>6s}" if row[k] is None else f"{row[k]:6.3f}" for k in ("yaw_rate_offset", "yaw_rate_sd")]
             lines.append(f"  {name:8s} {band:22s} {row['episodes']:8d} {row['fall_rate']:6.1%} "
-                         f"{row['lin_vel_rmse']:6.3f} {row['yaw_rate_rmse']:6.3f} "
+                         f"{row['lin_vel_rmse']:6.3f} {row['yaw_rate_rmse']:6.3f} {' '.join(parts)} "
                          f"{'' if ratio is None else f'{ratio:8.2f}'}")
     return "\n".join(lines)
 

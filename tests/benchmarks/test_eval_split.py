@@ -80,3 +80,20 @@ def test_bad_input_is_one_line_and_status_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and all(line.startswith("error: ") for line in err)
     assert "must ascend" in err[1] and "not a play.py --eval result" in err[2]
+
+
+def test_yaw_rmse_splits_into_its_steady_offset_and_the_swing_about_it(tmp_path, capsys):
+    """RMSE^2 = offset^2 + sd^2 per episode: a gait that yaws back and forth shows in sd, a slow turn in off."""
+    path = eval_file(tmp_path)
+    data = json.loads(path.read_text())
+    data["policies"]["trained"]["per_env"]["yaw_rate_offset"] = [0.2, 0.0, 0.9, 0.3]  # steady / swing / ... / mixed
+    path.write_text(json.dumps(data))
+    slow, fast = eval_split.split(data["policies"]["trained"], "vx", [0.3])
+    assert abs(slow["yaw_rate_offset"] - 0.1) < 1e-9 and abs(slow["yaw_rate_sd"] - 0.2) < 1e-9  # (0 + 0.4) / 2
+    assert abs(fast["yaw_rate_sd"] - 0.2) < 1e-9  # (0 + sqrt(0.5^2 - 0.3^2)) / 2
+    assert eval_split.main([str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[-3:] == ["off", "sd", "yaw/zero"]
+    assert next(line for line in lines if line.strip().startswith("trained  [-inf")).split()[-3:-1] == ["0.100",
+                                                                                                         "0.200"]
+    assert next(line for line in lines if line.strip().startswith("zero")).split()[-3:-1] == ["-", "-"]  # no offsets
