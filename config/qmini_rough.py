@@ -10,20 +10,14 @@ class qmini_rough(qmini):
     # symmetry (benchmarks/results/trials/qmini_high_step_sym), then 80 minutes of this config warm-started from it.
     # The physics of that flat stage: with flat Qmini's newer 0.0075 s x 2 step and symmetry, the warm-started
     # policy traded linear tracking for yaw and the curriculum sank to level 0.06 in 28 minutes
-    # (trials/qmini_rough_solid_sym).
+    # (trials/qmini_rough_solid_sym). Left-right symmetry (augmentation and mirror loss) as flat Qmini's, from a
+    # symmetric source: without one (trials/qmini_rough_sym, stop 68) it ran the curriculum higher but fell on 9.6%
+    # of the 4 cm boxes; from one, with the commands and weights below, 4.1% (docs/rough_terrain_trials.md "Stop 71").
     class sim(qmini.sim):
         dt = 0.005  # s, physics step
 
     class control(qmini.control):
         decimation = 3  # physics steps per policy step: 66.7 Hz at dt 0.005
-
-    class algorithm(qmini.algorithm):
-        # Symmetry as flat Qmini's, from a symmetric source. Without a symmetric source (trials/qmini_rough_sym,
-        # stop 68) it ran the curriculum higher but fell on 9.6% of the 4 cm boxes; from one, with the commands
-        # and weights below, 4.1% (docs/rough_terrain_trials.md "Stop 71").
-        class symmetry(qmini.algorithm.symmetry):
-            use_data_augmentation = True  # bool, add every sample's mirror image to the PPO minibatches
-            use_mirror_loss = True  # bool, penalise actor(mirror(obs)) != mirror(actor(obs))
 
     class rewards(qmini.rewards):
         # Flat Qmini's swing foot is 2.2 cm up at the median (the ankle, about 2.5 cm above the sole, standing

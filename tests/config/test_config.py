@@ -138,6 +138,15 @@ def test_a_config_saved_before_scene_composition_reads_as_bodies(capsys):
     assert qmini.asset.termination_bodies == ["base_link", "knee_pitch_l", "knee_pitch_r"]
 
 
+def test_the_committed_qmini_rough_trained_with_what_its_config_holds_now():
+    """The README's terrain-stage command (the config and one --set) trains with the committed policy's settings:
+    the recipe lives in config/qmini_rough.py, not only in the command a run was started with."""
+    committed = load_saved_config(ROOT / "benchmarks" / "results" / "qmini_rough" / "policy" / "model" / "cfg.yaml")
+    now = load_config("qmini_rough", ["algorithm.critic_warmup_iterations=40"])
+    committed.runner.precision = now.runner.precision  # "auto" in the config, resolved (bf16) in the run's file
+    assert now.to_dict() == committed.to_dict()
+
+
 def test_an_untranslatable_old_sensor_name_says_what_to_write(tmp_path):
     text = (ROOT / "tests" / "data" / "go2_walk" / "model" / "cfg.yaml").read_text()
     path = tmp_path / "cfg.yaml"
