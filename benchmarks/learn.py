@@ -11,6 +11,9 @@ Writes to benchmarks/results/<config>/:
                            baselines), run with randomisation and pushes as configured
     policy/                the final policy to start from (our algo): model/policy.pt (full checkpoint,
                            resumable), model/cfg.yaml, export/ (policy.onnx, policy.jit.pt, policy.yaml)
+    checkpoint/            while our algo trains: its latest checkpoint and cfg.yaml, copied every
+                           --keep_every minutes so that a run cut off mid-way resumes in another clone;
+                           removed when the run ends and policy/ holds the final one
 
 The policy trains into experiments/learn_<config>_<algo>/ (ignored by git).
 """
@@ -38,13 +41,14 @@ from rl.seed import set_seed  # noqa: E402
 from utils.cli import main_with_one_line_errors  # noqa: E402
 from utils.devices import check_device, describe_machine  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
-from utils.files import atomic_write_text  # noqa: E402
+from utils.files import atomic_write_bytes, atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
 from utils.warm_start import RECORD_NAME as WARM_RECORD  # noqa: E402
 from utils.warm_start import WarmSource, read_source  # noqa: E402
 from utils.yaml import ParamsProcess  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
+RUNNING_CHECKPOINT = "checkpoint"  # <out>/checkpoint/: the running run's latest checkpoint and cfg.yaml
 
 
 class CurveRecorder:
@@ -105,6 +109,31 @@ class CurveRecorder:
         self.rows.append(row)
         self._clear()
         return row
+
+
+class CheckpointCopier:
+    """Copies the experiment's policy.pt and cfg.yaml into <out>/checkpoint/ at most every `every_s` seconds.
+
+    experiments/ is not in git: with this copy next to the curve, a run cut off part-way (a session that
+    ends, a machine taken back) can be committed as it stands and continued with --resume in another clone.
+    """
+
+    def __init__(self, experiment: Experiment, out_dir: Path, every_s: float):
+        self.experiment, self.dest, self.every_s = experiment, out_dir / RUNNING_CHECKPOINT, every_s
+        self._last = time.monotonic()
+
+    def __call__(self) -> None:
+        due = self.every_s > 0 and time.monotonic() - self._last >= self.every_s
+        if due and self.experiment.policy_path.is_file():
+            self.dest.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(self.dest / "cfg.yaml", self.experiment.cfg_path.read_bytes())
+            atomic_write_bytes(self.dest / "policy.pt", self.experiment.policy_path.read_bytes())
+            self._last = time.monotonic()
+
+    def remove(self) -> None:
+        import shutil
+
+        shutil.rmtree(self.dest, ignore_errors=True)
 
 
 def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder,
@@ -178,7 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--final_stage", action="store_true",
                         help="the settings the config's stages end with from the first iteration, no stage changes "
                              "(as train.py --final_stage; a new run only)")
+    parser.add_argument("--keep_every", type=float, default=5.0, metavar="MINUTES",
+                        help="copy the running checkpoint into <out>/checkpoint/ this often, so a run cut off "
+                             "part-way can be committed and resumed elsewhere (ours only; 0: off)")
     args = parser.parse_args(argv)
+    if not args.keep_every >= 0:
+        raise ValueError(f"--keep_every is minutes between checkpoint copies, 0 or more (0: off), "
+                         f"not {args.keep_every}")
     if args.init_from is not None and (args.resume or args.algo != "ours"):
         raise ValueError("--init_from starts a new run of our PPO: not with --resume or --algo rsl_rl")
     if args.final_stage and args.resume:
@@ -224,8 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     # a resume's curve keeps the settings the run started with (its cfg.yaml holds them) and adds its own --set
     first_overrides = previous.get("overrides", [])
     recorded_overrides = first_overrides + [o for o in overrides if o not in first_overrides]
+    copier = CheckpointCopier(experiment, out_dir, args.keep_every * 60)
+    if not args.resume:
+        copier.remove()  # a copy an earlier, cut-off run left there is not this run's
+
+    def after_iteration() -> None:
+        write_curve()
+        copier()  # after the curve: the copy's iteration is never ahead of the curve on disk
+
     if args.algo == "ours":
-        train_ours(env, cfg, experiment, budget_s, recorder, ckpt, after_iteration=write_curve, warm=warm)
+        train_ours(env, cfg, experiment, budget_s, recorder, ckpt, after_iteration=after_iteration, warm=warm)
     else:
         train_rsl_rl(env, cfg, experiment, budget_s, recorder)
     write_curve()
@@ -240,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             return code
     if args.algo == "ours":
         print(f"kept the final policy in {keep_policy(experiment, out_dir / 'policy')}", flush=True)
+        copier.remove()
     return 0
 
 
@@ -253,6 +297,8 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
     if args.algo != "ours":
         raise ValueError("--resume continues our PPO only (--algo ours)")
     kept = out_dir / "policy" / "model"
+    if (out_dir / RUNNING_CHECKPOINT / "policy.pt").is_file():  # the run was cut off after its last kept policy
+        kept = out_dir / RUNNING_CHECKPOINT
     if not experiment.policy_path.is_file() and (kept / "policy.pt").is_file() and curve_path.is_file():
         restore_experiment(experiment, kept)  # a fresh clone: the experiments folder is not in git
     if not experiment.policy_path.is_file() or not curve_path.is_file():
@@ -272,9 +318,10 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
 
 
 def restore_experiment(experiment: Experiment, kept: Path) -> None:
-    """Recreate a run's experiment folder from the policy folder it kept (model/policy.pt and cfg.yaml).
+    """Recreate a run's experiment folder from the checkpoint it kept (policy.pt and cfg.yaml in <out>/policy/model/,
+    or <out>/checkpoint/ where the run was cut off).
 
-    The kept checkpoint is the run's last one, optimizer and terrain levels included, so a run
+    The kept checkpoint is the run's last one (or its last copy), optimizer and terrain levels included, so a run
     committed with its results folder continues in another clone exactly as in its own.
     """
     import shutil
