@@ -25,6 +25,7 @@ import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from benchmarks.learn_folder import RUNNING_CHECKPOINT, CheckpointCopier, keep_policy, restore_experiment  # noqa: E402
 from benchmarks.learning_plot import plot_curves  # noqa: E402
 from config import load_config  # noqa: E402
 from env.gym_env_wrapper import GymEnvWrapper, make_env  # noqa: E402
@@ -41,14 +43,13 @@ from rl.seed import set_seed  # noqa: E402
 from utils.cli import main_with_one_line_errors  # noqa: E402
 from utils.devices import check_device, describe_machine  # noqa: E402
 from utils.experiment import Experiment  # noqa: E402
-from utils.files import atomic_write_bytes, atomic_write_text  # noqa: E402
+from utils.files import atomic_write_text  # noqa: E402
 from utils.progress import format_duration  # noqa: E402
 from utils.warm_start import RECORD_NAME as WARM_RECORD  # noqa: E402
 from utils.warm_start import WarmSource, read_source  # noqa: E402
 from utils.yaml import ParamsProcess  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-RUNNING_CHECKPOINT = "checkpoint"  # <out>/checkpoint/: the running run's latest checkpoint and cfg.yaml
 
 
 class CurveRecorder:
@@ -111,32 +112,25 @@ class CurveRecorder:
         return row
 
 
-class CheckpointCopier:
-    """Copies the experiment's policy.pt and cfg.yaml into <out>/checkpoint/ at most every `every_s` seconds.
+@dataclass(frozen=True)
+class Budget:
+    """When training stops: after `seconds` of wall clock or, where given, at iteration `iterations`, whichever
+    comes first, both counted over the whole run (resumes included). Hosted 2-core machines differ up to 2x in
+    speed, so a recipe compared across them needs the iteration budget."""
 
-    experiments/ is not in git: with this copy next to the curve, a run cut off part-way (a session that
-    ends, a machine taken back) can be committed as it stands and continued with --resume in another clone.
-    """
+    seconds: float
+    iterations: int | None = None
 
-    def __init__(self, experiment: Experiment, out_dir: Path, every_s: float):
-        self.experiment, self.dest, self.every_s = experiment, out_dir / RUNNING_CHECKPOINT, every_s
-        self._last = time.monotonic()
+    def spent(self, row: dict) -> bool:
+        out_of_time = row["minutes"] * 60 >= self.seconds
+        return out_of_time or (self.iterations is not None and row["iteration"] >= self.iterations)
 
-    def __call__(self) -> None:
-        due = self.every_s > 0 and time.monotonic() - self._last >= self.every_s
-        if due and self.experiment.policy_path.is_file():
-            self.dest.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(self.dest / "cfg.yaml", self.experiment.cfg_path.read_bytes())
-            atomic_write_bytes(self.dest / "policy.pt", self.experiment.policy_path.read_bytes())
-            self._last = time.monotonic()
-
-    def remove(self) -> None:
-        import shutil
-
-        shutil.rmtree(self.dest, ignore_errors=True)
+    def progress(self, row: dict) -> str:
+        its = f"{row['iteration']:5d}" + (f"/{self.iterations}" if self.iterations is not None else "")
+        return f"it {its}  {format_duration(row['minutes'] * 60)}/{format_duration(self.seconds)}"
 
 
-def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder,
+def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget: Budget, recorder: CurveRecorder,
                ckpt: dict | None = None, after_iteration=None, warm: WarmSource | None = None) -> OnPolicyRunner:
     runner = OnPolicyRunner(env, cfg, log_dir=str(experiment.log_dir), device=cfg.runner.device, model_dir=experiment.model_dir,
                             cfg_dict=cfg.to_dict(), run_name=experiment.name,
@@ -151,13 +145,13 @@ def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float,
         print(warm.line(), flush=True)
         atomic_write_text(experiment.model_dir / WARM_RECORD, warm.record())
 
-    def budget(it: int, metrics: dict) -> bool:
-        report(recorder.flush(it), budget_s)
+    def stop_after(it: int, metrics: dict) -> bool:
+        report(recorder.flush(it), budget)
         if after_iteration is not None:
             after_iteration()  # the curve on disk follows policy.pt, so a killed run can be resumed
-        return recorder.rows[-1]["minutes"] * 60 >= budget_s
+        return budget.spent(recorder.rows[-1])
 
-    runner.learn(10**9, on_iteration=budget)
+    runner.learn(10**9, on_iteration=stop_after)
     runner.close()
     return runner
 
@@ -165,21 +159,20 @@ def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float,
 FINAL_RSL_RL_CHECKPOINT = "model_final.pt"  # in the rsl_rl run's log/: its policy when the budget ran out
 
 
-def train_rsl_rl(env: GymEnvWrapper, cfg, experiment: Experiment, budget_s: float, recorder: CurveRecorder) -> None:
+def train_rsl_rl(env: GymEnvWrapper, cfg, experiment: Experiment, budget: Budget, recorder: CurveRecorder) -> None:
     from benchmarks.rsl_rl_adapter import make_rsl_rl_runner, run_iterations, save_checkpoint
 
     runner = make_rsl_rl_runner(env, cfg, str(experiment.log_dir), "cpu", verbose=False)
     it = 0
-    while not recorder.rows or recorder.rows[-1]["minutes"] * 60 < budget_s:
+    while not recorder.rows or not budget.spent(recorder.rows[-1]):
         run_iterations(runner, 1)
         it += 1
-        report(recorder.flush(it), budget_s)
+        report(recorder.flush(it), budget)
     save_checkpoint(runner, str(experiment.log_dir / FINAL_RSL_RL_CHECKPOINT))  # as ours keeps model/policy.pt
 
 
-def report(row: dict, budget_s: float) -> None:
-    done = row["minutes"] * 60
-    print(f"it {row['iteration']:5d}  {format_duration(done)}/{format_duration(budget_s)}  "
+def report(row: dict, budget: Budget) -> None:
+    print(f"{budget.progress(row)}  "
           f"steps {row['env_steps']:>11,}  task/step {row['task_reward_per_step']:.3f}  "
           f"lin rmse {row['lin_vel_rmse']:.3f}  yaw rmse {row['yaw_rate_rmse']:.3f}  "
           f"ep len {row['episode_length_s'] or float('nan'):.1f}s  falls {row['fall_fraction'] if row['fall_fraction'] is not None else float('nan'):.2f}"
@@ -190,6 +183,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="go2")
     parser.add_argument("--minutes", type=float, default=45.0, help="wall-clock training budget")
+    parser.add_argument("--iterations", type=int, default=None, metavar="N",
+                        help="also stop at iteration N (counted over the whole run), to compare recipes across "
+                             "machines of different speed; the run stops at whichever budget comes first")
     parser.add_argument("--algo", choices=["ours", "rsl_rl"], default="ours")
     parser.add_argument("--num_envs", type=int, default=None, help="overrides env.num_envs")
     parser.add_argument("--seed", type=int, default=1)
@@ -216,6 +212,8 @@ def main(argv: list[str] | None = None) -> int:
                          f"not {args.keep_every}")
     if args.init_from is not None and (args.resume or args.algo != "ours"):
         raise ValueError("--init_from starts a new run of our PPO: not with --resume or --algo rsl_rl")
+    if args.iterations is not None and args.iterations < 1:
+        raise ValueError(f"--iterations is the run's last iteration, 1 or more, not {args.iterations}")
     if args.final_stage and args.resume:
         raise ValueError("--final_stage starts a new run: --resume continues with the run's own saved config")
 
@@ -226,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
     ckpt, previous = None, {}
     if args.resume:
         cfg, ckpt, previous = resume_state(args, experiment, out_dir, overrides)
+        done = previous["rows"][-1]["iteration"]
+        if args.iterations is not None and args.iterations <= done:
+            raise ValueError(f"--iterations {args.iterations}: the run is already at iteration {done}; "
+                             "give a larger total")
     else:
         cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"], final_stage=args.final_stage)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -240,13 +242,15 @@ def main(argv: list[str] | None = None) -> int:
     set_seed(args.seed + (len(previous_rows) if previous_rows else 0))  # a resumed run draws new episodes
     env = make_env(cfg, cfg.runner.device)
     recorder = CurveRecorder(env, previous_rows)
-    budget_s = args.minutes * 60
-    print(f"{args.algo} on {args.config}: {env.num_envs} envs, budget {format_duration(budget_s)}"
+    budget = Budget(args.minutes * 60, args.iterations)
+    print(f"{args.algo} on {args.config}: {env.num_envs} envs, budget {format_duration(budget.seconds)}"
+          + (f" or {args.iterations} iterations" if args.iterations is not None else "")
           + (f", resumed at {format_duration(recorder.rows[-1]['minutes'] * 60)}" if previous_rows else ""), flush=True)
     machine = describe_machine(cfg.runner.device)  # the curve's title shows it
 
     def write_curve() -> None:
         curve = {"config": args.config, "algo": args.algo, "num_envs": env.num_envs, "minutes": args.minutes,
+                 "iterations": args.iterations,
                  "seed": args.seed, "overrides": recorded_overrides, "torch_threads": torch.get_num_threads(),
                  "machine": machine,
                  "resumed_at_iterations": resumed_at, "init_from": init_from,
@@ -268,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         copier()  # after the curve: the copy's iteration is never ahead of the curve on disk
 
     if args.algo == "ours":
-        train_ours(env, cfg, experiment, budget_s, recorder, ckpt, after_iteration=after_iteration, warm=warm)
+        train_ours(env, cfg, experiment, budget, recorder, ckpt, after_iteration=after_iteration, warm=warm)
     else:
-        train_rsl_rl(env, cfg, experiment, budget_s, recorder)
+        train_rsl_rl(env, cfg, experiment, budget, recorder)
     write_curve()
     print(f"wrote {out_dir / f'curve_{args.algo}.json'} and {plot_curves(out_dir)}")
 
@@ -316,47 +320,6 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
     return cfg, ckpt, {"rows": rows, "resumed_at_iterations": curve.get("resumed_at_iterations", []),
                        "init_from": curve.get("init_from"), "overrides": curve.get("overrides", [])}
 
-
-def restore_experiment(experiment: Experiment, kept: Path) -> None:
-    """Recreate a run's experiment folder from the checkpoint it kept (policy.pt and cfg.yaml in <out>/policy/model/,
-    or <out>/checkpoint/ where the run was cut off).
-
-    The kept checkpoint is the run's last one (or its last copy), optimizer and terrain levels included, so a run
-    committed with its results folder continues in another clone exactly as in its own.
-    """
-    import shutil
-
-    experiment.prepare_new(overwrite=False)
-    for name in ("policy.pt", "cfg.yaml"):
-        shutil.copy2(kept / name, experiment.model_dir / name)
-    print(f"restored {experiment.dir} from {kept}", flush=True)
-
-
-def keep_policy(experiment: Experiment, dest: Path) -> Path:
-    """Copy the run's final checkpoint, cfg.yaml and a fresh export into dest (replaced whole, atomically)."""
-    import shutil
-    import tempfile
-
-    import play
-
-    if play.main(["--name", experiment.name, "--export"]) != 0:
-        raise RuntimeError(f"exporting {experiment.name} failed")
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=f".{dest.name}."))
-    tmp.chmod(0o755)
-    try:
-        (tmp / "model").mkdir()
-        shutil.copy2(experiment.policy_path, tmp / "model" / "policy.pt")
-        shutil.copy2(experiment.cfg_path, tmp / "model" / "cfg.yaml")
-        shutil.copytree(experiment.export_dir, tmp / "export")
-        old = dest.with_name(f".{dest.name}.old")
-        if dest.exists():
-            dest.rename(old)
-        tmp.rename(dest)
-        shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return dest
 
 
 if __name__ == "__main__":

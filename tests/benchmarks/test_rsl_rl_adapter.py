@@ -27,14 +27,14 @@ def test_rsl_rl_trains_our_env_with_the_same_episode_start_rule(spread):
 
 def test_learn_keeps_rsl_rl_final_policy_for_eval_compare(tmp_path):
     from benchmarks.eval_compare import load_rsl_rl_actor
-    from benchmarks.learn import FINAL_RSL_RL_CHECKPOINT, CurveRecorder, train_rsl_rl
+    from benchmarks.learn import FINAL_RSL_RL_CHECKPOINT, Budget, CurveRecorder, train_rsl_rl
     from utils.experiment import Experiment
 
     cfg = load_config("qmini", ["env.num_envs=16", "sim.nthread=2", "runner.num_steps_per_env=4",
                                 "policy.actor_hidden_dims=[16]", "policy.critic_hidden_dims=[16]"])
     env = make_env(cfg)
     experiment = Experiment("rsl", root=tmp_path)
-    train_rsl_rl(env, cfg, experiment, budget_s=0.0, recorder=CurveRecorder(env))  # one iteration, then stop
+    train_rsl_rl(env, cfg, experiment, Budget(seconds=60, iterations=1), CurveRecorder(env))
     final = experiment.log_dir / FINAL_RSL_RL_CHECKPOINT
     act = load_rsl_rl_actor(final, cfg)
     assert act(torch.zeros(3, env.num_obs)).shape == (3, env.num_actions)
