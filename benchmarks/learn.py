@@ -125,9 +125,23 @@ class Budget:
         out_of_time = row["minutes"] * 60 >= self.seconds
         return out_of_time or (self.iterations is not None and row["iteration"] >= self.iterations)
 
-    def progress(self, row: dict) -> str:
+    def seconds_left(self, rows: list[dict], window: int = 20) -> float:
+        """Time to whichever budget comes first, the iterations' at the pace of the last `window` iterations."""
+        left = max(self.seconds - rows[-1]["minutes"] * 60, 0.0)
+        if self.iterations is None:
+            return left
+        recent = rows[-window:]
+        its = recent[-1]["iteration"] - recent[0]["iteration"]
+        if its <= 0:
+            return left if rows[-1]["iteration"] < self.iterations else 0.0
+        per_it = (recent[-1]["minutes"] - recent[0]["minutes"]) * 60 / its
+        return min(left, max(self.iterations - rows[-1]["iteration"], 0) * per_it)
+
+    def progress(self, rows: list[dict]) -> str:
+        row = rows[-1]
         its = f"{row['iteration']:5d}" + (f"/{self.iterations}" if self.iterations is not None else "")
-        return f"it {its}  {format_duration(row['minutes'] * 60)}/{format_duration(self.seconds)}"
+        return (f"it {its}  {format_duration(row['minutes'] * 60)}/{format_duration(self.seconds)}  "
+                f"ETA {format_duration(self.seconds_left(rows))}")
 
 
 def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget: Budget, recorder: CurveRecorder,
@@ -146,7 +160,8 @@ def train_ours(env: GymEnvWrapper, cfg, experiment: Experiment, budget: Budget, 
         atomic_write_text(experiment.model_dir / WARM_RECORD, warm.record())
 
     def stop_after(it: int, metrics: dict) -> bool:
-        report(recorder.flush(it), budget)
+        recorder.flush(it)
+        report(recorder.rows, budget)
         if after_iteration is not None:
             after_iteration()  # the curve on disk follows policy.pt, so a killed run can be resumed
         return budget.spent(recorder.rows[-1])
@@ -167,12 +182,14 @@ def train_rsl_rl(env: GymEnvWrapper, cfg, experiment: Experiment, budget: Budget
     while not recorder.rows or not budget.spent(recorder.rows[-1]):
         run_iterations(runner, 1)
         it += 1
-        report(recorder.flush(it), budget)
+        recorder.flush(it)
+        report(recorder.rows, budget)
     save_checkpoint(runner, str(experiment.log_dir / FINAL_RSL_RL_CHECKPOINT))  # as ours keeps model/policy.pt
 
 
-def report(row: dict, budget: Budget) -> None:
-    print(f"{budget.progress(row)}  "
+def report(rows: list[dict], budget: Budget) -> None:
+    row = rows[-1]
+    print(f"{budget.progress(rows)}  "
           f"steps {row['env_steps']:>11,}  task/step {row['task_reward_per_step']:.3f}  "
           f"lin rmse {row['lin_vel_rmse']:.3f}  yaw rmse {row['yaw_rate_rmse']:.3f}  "
           f"ep len {row['episode_length_s'] or float('nan'):.1f}s  falls {row['fall_fraction'] if row['fall_fraction'] is not None else float('nan'):.2f}"

@@ -117,6 +117,19 @@ def test_an_iteration_budget_stops_the_run_and_its_resume_at_that_iteration_what
     assert not (tmp_path / "other").exists()
 
 
+def test_the_progress_line_gives_the_time_to_whichever_budget_comes_first_at_the_recent_pace():
+    rows = [{"iteration": i, "minutes": 0.1 * i} for i in range(1, 31)]  # 6 s per iteration, 3 minutes done
+    assert learn.Budget(seconds=600).seconds_left(rows) == pytest.approx(420)  # time only: 10 - 3 minutes
+    assert learn.Budget(seconds=600, iterations=40).seconds_left(rows) == pytest.approx(60)  # 10 its x 6 s
+    assert learn.Budget(seconds=200, iterations=400).seconds_left(rows) == pytest.approx(20)  # time first
+    slower = rows + [{"iteration": 30 + i, "minutes": 3.0 + 0.2 * i} for i in range(1, 21)]  # now 12 s each
+    assert learn.Budget(seconds=6000, iterations=60).seconds_left(slower) == pytest.approx(120)
+    line = learn.Budget(600, 40).progress(rows)
+    assert "it    30/40" in line and "ETA 1m00s" in line
+    assert learn.Budget(600, 30).seconds_left(rows) == 0
+    assert learn.Budget(600, 5).seconds_left(rows[:1]) == pytest.approx(594)  # no pace yet: the time left
+
+
 def test_a_resume_with_set_records_the_new_setting_in_the_kept_cfg_yaml(tmp_path, experiments_dir):
     out = tmp_path / "results"
     assert run(out) == 0
