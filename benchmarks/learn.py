@@ -50,6 +50,7 @@ from utils.warm_start import WarmSource, read_source  # noqa: E402
 from utils.yaml import ParamsProcess  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
+DEFAULT_MINUTES = 45.0
 
 
 class CurveRecorder:
@@ -199,7 +200,8 @@ def report(rows: list[dict], budget: Budget) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="go2")
-    parser.add_argument("--minutes", type=float, default=45.0, help="wall-clock training budget")
+    parser.add_argument("--minutes", type=float, default=None,
+                        help="wall-clock training budget (default 45; a resume: the run's own)")
     parser.add_argument("--iterations", type=int, default=None, metavar="N",
                         help="also stop at iteration N (counted over the whole run), to compare recipes across "
                              "machines of different speed; the run stops at whichever budget comes first")
@@ -241,12 +243,16 @@ def main(argv: list[str] | None = None) -> int:
     ckpt, previous = None, {}
     if args.resume:
         cfg, ckpt, previous = resume_state(args, experiment, out_dir, overrides)
+        # a resume goes on to the budgets the run was given, unless new ones are
+        args.minutes = previous["minutes"] if args.minutes is None else args.minutes
+        args.iterations = previous["iterations"] if args.iterations is None else args.iterations
         done = previous["rows"][-1]["iteration"]
         if args.iterations is not None and args.iterations <= done:
             raise ValueError(f"--iterations {args.iterations}: the run is already at iteration {done}; "
                              "give a larger total")
     else:
         cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"], final_stage=args.final_stage)
+    args.minutes = DEFAULT_MINUTES if args.minutes is None else args.minutes
     out_dir.mkdir(parents=True, exist_ok=True)
     cfg.runner.precision = resolve_precision(cfg.runner.precision, cfg.runner.device)[0]  # recorded as trained
     warm = read_source(args.init_from, experiment) if args.init_from is not None else None
@@ -335,7 +341,8 @@ def resume_state(args, experiment: Experiment, out_dir: Path, overrides: list[st
         raise ValueError(f"{curve_path} ends at iteration {rows[-1]['iteration'] if rows else 0} but the checkpoint "
                          f"is at {it}; they are not the same run")
     return cfg, ckpt, {"rows": rows, "resumed_at_iterations": curve.get("resumed_at_iterations", []),
-                       "init_from": curve.get("init_from"), "overrides": curve.get("overrides", [])}
+                       "init_from": curve.get("init_from"), "overrides": curve.get("overrides", []),
+                       "minutes": curve.get("minutes", DEFAULT_MINUTES), "iterations": curve.get("iterations")}
 
 
 

@@ -101,16 +101,19 @@ def test_a_negative_keep_every_is_refused_before_anything_is_written(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
-def test_an_iteration_budget_stops_the_run_and_its_resume_at_that_iteration_whatever_the_minutes(tmp_path):
+def test_an_iteration_budget_stops_the_run_and_its_resume_at_that_iteration_and_a_resume_keeps_the_budgets(
+        tmp_path):
     out = tmp_path / "results"
     assert run(out, "--minutes", "30", "--iterations", "2") == 0  # the later --minutes wins over run()'s
     curve = json.loads((out / "curve_ours.json").read_text())
     assert [r["iteration"] for r in curve["rows"]] == [1, 2] and curve["iterations"] == 2
-    assert run(out, "--minutes", "30", "--iterations", "4", "--resume") == 0
+    assert learn.main(["--config", "qmini", "--eval_episodes", "0", "--out", str(out), "--experiment", "l",
+                       "--iterations", "4", "--resume"]) == 0  # and the 30 minutes the run was given
     assert [r["iteration"] for r in json.loads((out / "curve_ours.json").read_text())["rows"]] == [1, 2, 3, 4]
     before = (out / "curve_ours.json").read_bytes()
-    with pytest.raises(ValueError, match="already at iteration 4"):
-        run(out, "--iterations", "4", "--resume")
+    assert json.loads(before)["minutes"] == 30 and json.loads(before)["iterations"] == 4
+    with pytest.raises(ValueError, match="already at iteration 4"):  # a resume keeps the run's budgets
+        learn.main(["--config", "qmini", "--eval_episodes", "0", "--out", str(out), "--experiment", "l", "--resume"])
     assert (out / "curve_ours.json").read_bytes() == before
     with pytest.raises(ValueError, match="--iterations is the run's last iteration, 1 or more"):
         run(tmp_path / "other", "--iterations", "0")
