@@ -57,25 +57,27 @@ def test_a_resume_in_a_fresh_clone_restores_the_experiment_from_the_kept_policy(
     assert json.loads((out / "curve_ours.json").read_text())["resumed_at_iterations"] == [kept["iteration"]]
 
 
+def cut_off_before_keeping_the_policy(monkeypatch, out, *extra):
+    """A run whose session ends after training, before its policy folder is written."""
+    def cut_off(*_):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch, pytest.raises(KeyboardInterrupt):
+        patch.setattr(learn, "keep_policy", cut_off)
+        run(out, *extra)
+
+
 def test_a_run_cut_off_before_it_kept_its_policy_resumes_in_a_fresh_clone_from_its_checkpoint_copy(
         tmp_path, experiments_dir, monkeypatch):
     import shutil
 
     out = tmp_path / "results"
-    keep_policy = learn.keep_policy
-
-    def cut_off(*_):
-        raise KeyboardInterrupt  # the session ends after training, before the policy folder is written
-
-    monkeypatch.setattr(learn, "keep_policy", cut_off)
-    with pytest.raises(KeyboardInterrupt):
-        run(out, "--keep_every", "1e-6")
+    cut_off_before_keeping_the_policy(monkeypatch, out, "--keep_every", "1e-6")
     copy = torch.load(out / "checkpoint" / "policy.pt", weights_only=False)
     rows = json.loads((out / "curve_ours.json").read_text())["rows"]
     assert not (out / "policy").exists() and copy["iteration"] == rows[-1]["iteration"] > 0
     shutil.rmtree(experiments_dir / "l")  # a fresh clone holds what was committed: out/, not experiments/
 
-    monkeypatch.setattr(learn, "keep_policy", keep_policy)
     assert run(out, "--resume") == 0
     curve = json.loads((out / "curve_ours.json").read_text())
     assert curve["resumed_at_iterations"] == [copy["iteration"]] and curve["rows"][:len(rows)] == rows
@@ -89,9 +91,7 @@ def test_keep_every_off_or_longer_than_the_run_copies_nothing_and_a_new_run_drop
     out = tmp_path / "results"
     (out / "checkpoint").mkdir(parents=True)
     (out / "checkpoint" / "policy.pt").write_bytes(b"an earlier run's")
-    monkeypatch.setattr(learn, "keep_policy", lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
-    with pytest.raises(KeyboardInterrupt):
-        run(out, "--keep_every", keep_every)
+    cut_off_before_keeping_the_policy(monkeypatch, out, "--keep_every", keep_every)
     assert (out / "curve_ours.json").is_file() and not (out / "checkpoint").exists()
 
 
