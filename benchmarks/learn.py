@@ -246,9 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         # a resume goes on to the budgets the run was given, unless new ones are
         args.minutes = previous["minutes"] if args.minutes is None else args.minutes
         args.iterations = previous["iterations"] if args.iterations is None else args.iterations
-        done = previous["rows"][-1]["iteration"]
+        done, trained = previous["rows"][-1]["iteration"], previous["rows"][-1]["minutes"]
         if args.iterations is not None and args.iterations <= done:
             raise ValueError(f"--iterations {args.iterations}: the run is already at iteration {done}; "
+                             "give a larger total")
+        if args.minutes is not None and args.minutes <= trained:
+            raise ValueError(f"--minutes {args.minutes:g}: the run has already trained {trained:.1f} minutes; "
                              "give a larger total")
     else:
         cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"], final_stage=args.final_stage)

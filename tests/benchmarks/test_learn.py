@@ -115,6 +115,11 @@ def test_an_iteration_budget_stops_the_run_and_its_resume_at_that_iteration_and_
     with pytest.raises(ValueError, match="already at iteration 4"):  # a resume keeps the run's budgets
         learn.main(["--config", "qmini", "--eval_episodes", "0", "--out", str(out), "--experiment", "l", "--resume"])
     assert (out / "curve_ours.json").read_bytes() == before
+    trained = json.loads(before)["rows"][-1]["minutes"]
+    with pytest.raises(ValueError, match=r"--minutes 0\.0001: the run has already trained"):  # not one more iteration
+        learn.main(["--config", "qmini", "--eval_episodes", "0", "--out", str(out), "--experiment", "l", "--resume",
+                    "--minutes", "0.0001", "--iterations", "9"])
+    assert (out / "curve_ours.json").read_bytes() == before and trained > 0.0001
     with pytest.raises(ValueError, match="--iterations is the run's last iteration, 1 or more"):
         run(tmp_path / "other", "--iterations", "0")
     assert not (tmp_path / "other").exists()
