@@ -73,9 +73,18 @@ def _scale_joints(field: str, factor: float) -> Edit:
     return edit
 
 
+def _timeconst_floor(model: mujoco.MjModel) -> float:
+    """MuJoCo's own floor on a contact time constant: 2 physics steps ("refsafe"), none where the model disables it.
+
+    (env/domain_rand.py holds the same rule for training; deploy reads only the exported files.)"""
+    if model.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_REFSAFE:
+        return 0.0
+    return 2.0 * float(model.opt.timestep)
+
+
 def _contact_timeconst(timeconst: float) -> Edit:
     def edit(spec: mujoco.MjSpec, robot: RobotModel) -> None:
-        value = max(timeconst, 2.0 * float(robot.model.opt.timestep))
+        value = max(timeconst, _timeconst_floor(robot.model))
         for geom in _geoms(spec, robot.foot_geoms + robot.floor_geoms):
             geom.solref = [value, float(geom.solref[1])]
     return edit

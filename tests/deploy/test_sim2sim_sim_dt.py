@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -64,6 +65,12 @@ def test_stiff_feet_is_the_same_contact_at_any_finer_step():
         model = variant_model(robot, VARIANTS["stiff_feet"])
         assert model.opt.timestep == robot.sim_dt
         np.testing.assert_allclose(model.geom_solref[robot.foot_geoms + robot.floor_geoms, 0], expect)
+    refsafe_off = int(mujoco.mjtDisableBit.mjDSBL_REFSAFE)  # no floor: the time constant as asked, at any step
+    robot.model.opt.disableflags |= refsafe_off
+    robot.spec.option.disableflags |= refsafe_off
+    model = variant_model(robot, VARIANTS["stiff_feet"])
+    assert model.opt.disableflags & refsafe_off and model.opt.timestep == 0.01
+    np.testing.assert_allclose(model.geom_solref[robot.foot_geoms + robot.floor_geoms, 0], STIFF_TIMECONST)
 
 
 @pytest.mark.parametrize("value, expect", [
