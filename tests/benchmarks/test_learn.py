@@ -19,6 +19,12 @@ def run(out, *extra):
                        "--set", "runner.num_steps_per_env=4", "--out", str(out), "--experiment", "l", *extra])
 
 
+def resume(out, *extra):
+    """--resume for one more iteration: a resume must be given budgets beyond what the run has spent."""
+    last = json.loads((out / "curve_ours.json").read_text())["rows"][-1]["iteration"]
+    return run(out, "--resume", "--minutes", "30", "--iterations", str(last + 1), *extra)
+
+
 def test_a_run_keeps_its_policy_folder_and_a_resume_continues_the_curve(tmp_path, experiments_dir):
     out = tmp_path / "results"
     assert run(out) == 0
@@ -29,8 +35,8 @@ def test_a_run_keeps_its_policy_folder_and_a_resume_continues_the_curve(tmp_path
     assert {p.name for p in (policy / "export").iterdir()} == {"policy.onnx", "policy.jit.pt", "policy.yaml", "scene.xml"}
     assert torch.load(policy / "model" / "policy.pt", weights_only=False)["iteration"] == n
 
-    assert learn.main(["--config", "qmini", "--minutes", "0.02", "--eval_episodes", "0", "--out", str(out),
-                       "--experiment", "l", "--resume"]) == 0
+    assert learn.main(["--config", "qmini", "--minutes", "30", "--iterations", str(n + 1), "--eval_episodes", "0",
+                       "--out", str(out), "--experiment", "l", "--resume"]) == 0
     curve = json.loads((out / "curve_ours.json").read_text())
     rows = curve["rows"]
     assert rows[:n] == first["rows"] and len(rows) > n
@@ -50,7 +56,7 @@ def test_a_resume_in_a_fresh_clone_restores_the_experiment_from_the_kept_policy(
     assert run(out) == 0
     kept = torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)
     shutil.rmtree(experiments_dir / "l")  # what a fresh clone lacks: experiments/ is not in git
-    assert run(out, "--resume") == 0
+    assert resume(out) == 0
     assert (experiments_dir / "l" / "model" / "cfg.yaml").is_file()
     resumed = torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)
     assert resumed["iteration"] > kept["iteration"]
@@ -78,7 +84,7 @@ def test_a_run_cut_off_before_it_kept_its_policy_resumes_in_a_fresh_clone_from_i
     assert not (out / "policy").exists() and copy["iteration"] == rows[-1]["iteration"] > 0
     shutil.rmtree(experiments_dir / "l")  # a fresh clone holds what was committed: out/, not experiments/
 
-    assert run(out, "--resume") == 0
+    assert resume(out) == 0
     curve = json.loads((out / "curve_ours.json").read_text())
     assert curve["resumed_at_iterations"] == [copy["iteration"]] and curve["rows"][:len(rows)] == rows
     assert torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)["iteration"] > copy["iteration"]
@@ -142,7 +148,7 @@ def test_a_resume_with_set_records_the_new_setting_in_the_kept_cfg_yaml(tmp_path
     out = tmp_path / "results"
     assert run(out) == 0
     assert "entropy_coef: 0.0007" not in (out / "policy" / "model" / "cfg.yaml").read_text()
-    assert run(out, "--resume", "--set", "algorithm.entropy_coef=0.0007") == 0
+    assert resume(out, "--set", "algorithm.entropy_coef=0.0007") == 0
     for cfg_yaml in (experiments_dir / "l" / "model" / "cfg.yaml", out / "policy" / "model" / "cfg.yaml"):
         assert "entropy_coef: 0.0007" in cfg_yaml.read_text()  # play.py and the export read what trained
     overrides = json.loads((out / "curve_ours.json").read_text())["overrides"]
@@ -155,7 +161,7 @@ def test_a_resume_at_a_new_learning_rate_trains_at_it_and_says_so(tmp_path, expe
     out = tmp_path / "results"
     assert run(out) == 0
     capsys.readouterr()
-    assert run(out, "--resume", "--set", "algorithm.schedule=fixed", "--set", "algorithm.learning_rate=5e-5") == 0
+    assert resume(out, "--set", "algorithm.schedule=fixed", "--set", "algorithm.learning_rate=5e-5") == 0
     printed = capsys.readouterr().out
     assert torch.load(out / "policy" / "model" / "policy.pt", weights_only=False)["learning_rate"] == 5e-5
     assert "note: learning rate 5e-05 as the config sets it (fixed schedule), not the checkpoint's" in printed
