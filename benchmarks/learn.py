@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"--iterations {args.iterations}: the run is already at iteration {done}; "
                              "give a larger total")
         if args.minutes is not None and args.minutes <= trained:
-            raise ValueError(f"--minutes {args.minutes:g}: the run has already trained {trained:.1f} minutes; "
+            raise ValueError(f"--minutes {args.minutes:g}: the run has already trained {trained:.3g} minutes; "
                              "give a larger total")
     else:
         cfg = load_config(args.config, overrides + [f"runner.seed={args.seed}"], final_stage=args.final_stage)
