@@ -273,6 +273,8 @@ class Base:
         pit_depth = 0.5  # m, depth of the gaps between stepping stones
         curriculum = True  # bool, promote/demote each env between levels by the distance it walked
         max_init_level = 5  # highest starting level (drawn from 0..this)
+        demote_falls = False  # bool, an episode that ends in a fall goes down a level however far it walked
+        # (legged_gym promotes by distance alone: a robot that rushes half a tile and falls goes up)
         measure_heights = False  # bool, height scan around the base in the critic observation (heightfield configs: true)
         policy_height_scan = False  # bool, also in the policy observation (a perceptive policy; needs a height map on the robot)
         scan_size = [1.6, 1.0]  # m, length (x, forward) and width (y) of the yaw-aligned scan grid, centred on the base

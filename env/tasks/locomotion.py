@@ -256,7 +256,8 @@ class LocomotionTask(Task):
         judged = env_ids[~self.env.clock_spread[env_ids]]  # not the first, cut-short episode after a (re)start
         walked = torch.norm(self.env.base_pos[judged, :2] - self.env.spawn_xy[judged], dim=1)
         commanded = torch.norm(self.commanded_offset[judged], dim=1)
-        self.env.ground.finish_episodes(judged, walked, commanded)  # terrain curriculum
+        fell = self.terminated[judged]  # not a timeout
+        self.env.ground.finish_episodes(judged, walked, commanded, fell)  # terrain curriculum
         level = self.env.ground.mean_level()
         if level is not None:
             out["terrain_level"] = level

@@ -8,7 +8,9 @@ the whole run and moves between rows (difficulty levels). When an episode ends:
   asked for over the whole episode (every command it was given, not the last, integrated in
   the world frame with the robot's heading: where a perfect tracker would stand);
 - an env promoted past the top level goes to a random level, so the top stays populated
-  without everyone piling up there; no env goes below level 0.
+  without everyone piling up there; no env goes below level 0;
+- with ``demote_falls``, an episode that ended in a fall (not a timeout) is demoted one level
+  whatever it walked: a robot that rushes two metres and falls is not promoted for it.
 
 Start levels are drawn from 0..max_init_level. With the curriculum off, every episode
 starts on a random level. `pin` puts every env on one tile and freezes the levels
@@ -31,6 +33,7 @@ class TerrainCurriculum:
         self.column_types = list(grid.column_types)
         self.half_tile = float(grid.tile_size) / 2
         self.enabled = bool(terrain.curriculum)
+        self.demote_falls = bool(terrain.demote_falls)
         self.pinned = False
         self.max_init_level = min(int(terrain.max_init_level), self.num_rows - 1)
         # envs shared out among the types by terrain_proportions, in env order, then over each type's columns
@@ -49,11 +52,13 @@ class TerrainCurriculum:
         """Mean level of the envs on each terrain type (one host read; for logs and reports)."""
         return mean_by_type([self.column_types[c] for c in self.columns.tolist()], self.levels.tolist())
 
-    def update(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor) -> None:
+    def update(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor,
+               fell: torch.Tensor | None = None) -> None:
         """Move env_ids between levels at the end of their episodes.
 
         walked: (n,) m, distance from the spawn point at the end; commanded: (n,) m, the
-        distance from the spawn point the episode's commands asked for (the task integrates them).
+        distance from the spawn point the episode's commands asked for (the task integrates them);
+        fell: (n,) bool, episodes that ended in a fall (used with ``demote_falls``).
         """
         if self.pinned or len(env_ids) == 0:
             return
@@ -62,6 +67,8 @@ class TerrainCurriculum:
             return
         up = walked > self.half_tile
         down = (walked < 0.5 * commanded) & ~up
+        if self.demote_falls and fell is not None:
+            up, down = up & ~fell, down | fell
         new = self.levels[env_ids] + up.long() - down.long()
         past_top = new >= self.num_rows
         new = torch.where(past_top, torch.randint_like(new, 0, self.num_rows), new.clamp(min=0))

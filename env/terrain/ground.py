@@ -68,9 +68,10 @@ class Ground:
         z = self.height_map.max_height_near(xy, self.footprint) + nominal[2]
         return torch.cat([xy, z.unsqueeze(1)], dim=1)
 
-    def finish_episodes(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor) -> None:
+    def finish_episodes(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor,
+                        fell: torch.Tensor | None = None) -> None:
         if self.curriculum is not None:
-            self.curriculum.update(env_ids, walked, commanded)
+            self.curriculum.update(env_ids, walked, commanded, fell)
 
     def mean_level(self) -> torch.Tensor | None:
         return self.curriculum.mean_level() if self.curriculum is not None else None

@@ -85,10 +85,11 @@ def test_spawns_are_on_their_platform_and_never_inside_the_ground():
         assert torch.all(height_above <= rough_cfg.init_state.pos[2] + 0.02)
 
 
-def curriculum(levels: list[int], rows: int = 10, enabled: bool = True) -> TerrainCurriculum:
+def curriculum(levels: list[int], rows: int = 10, enabled: bool = True, demote_falls: bool = False) \
+        -> TerrainCurriculum:
     t = load_config("go2_rough").terrain
     t.num_rows, t.num_cols, t.tile_size, t.platform_size, t.border_size = rows, 2, 4.0, 2.0, 0.0
-    t.curriculum = enabled
+    t.curriculum, t.demote_falls = enabled, demote_falls
     cur = TerrainCurriculum(generate_terrain(t), t, len(levels), "cpu")
     cur.levels = torch.tensor(levels)
     return cur
@@ -105,6 +106,34 @@ def test_curriculum_promotes_demotes_and_recycles_the_top_as_specified():
     assert cur.levels[:4].tolist() == [4, 3, 2, 0]  # up, stays (walked >= half asked), down, floor at 0
     top = cur.levels[4:]
     assert torch.all((top >= 0) & (top < 10)) and len(set(top.tolist())) > 1  # past the top: random levels
+
+
+def test_with_demote_falls_a_fall_goes_down_however_far_it_walked():
+    walked = torch.tensor([3.0, 3.0, 1.0, 0.5, 3.0])
+    commanded = torch.tensor([8.0, 8.0, 1.5, 8.0, 8.0])
+    fell = torch.tensor([True, False, True, False, True])
+    by_distance = curriculum([3, 3, 3, 3, 0])
+    by_distance.update(torch.arange(5), walked, commanded, fell)
+    assert by_distance.levels.tolist() == [4, 4, 3, 2, 1]  # legged_gym's rule: falls count as walks
+    with_falls = curriculum([3, 3, 3, 3, 0], demote_falls=True)
+    with_falls.update(torch.arange(5), walked, commanded, fell)
+    assert with_falls.levels.tolist() == [2, 4, 2, 2, 0]  # rushed 3 m and fell: down; never below 0
+
+
+def test_a_terminated_episode_reaches_the_curriculum_as_a_fall():
+    """The env hands the task's terminations (not its timeouts) to the curriculum."""
+    cfg = load_config("go2_rough", ["env.num_envs=4", "sim.nthread=2", *SMALL, EVERY_TYPE,
+                                    "terrain.demote_falls=true"])
+    env = make_env(cfg)
+    robot, task, cur = env.robot, env.task, env.robot.ground.curriculum
+    env.reset()
+    robot.clock_spread[:] = False  # judge the first episode
+    cur.levels.fill_(2)
+    robot.spawn_xy -= 3.0  # every robot stands 4.2 m from its spawn: promoted, unless it fell
+    survive = task.check_termination
+    task.check_termination = lambda: survive() | torch.tensor([True, False, False, False])
+    env.step(torch.zeros(env.num_envs, env.num_actions))
+    assert cur.levels[0] == 1 and torch.all(cur.levels[1:] == 2)  # only the fall ended, and it went down
 
 
 def test_curriculum_off_draws_random_levels_and_pin_freezes_them():
