@@ -53,7 +53,7 @@ class TerrainCurriculum:
         return mean_by_type([self.column_types[c] for c in self.columns.tolist()], self.levels.tolist())
 
     def update(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor,
-               fell: torch.Tensor | None = None) -> None:
+               fell: torch.Tensor) -> None:
         """Move env_ids between levels at the end of their episodes.
 
         walked: (n,) m, distance from the spawn point at the end; commanded: (n,) m, the
@@ -67,7 +67,7 @@ class TerrainCurriculum:
             return
         up = walked > self.half_tile
         down = (walked < 0.5 * commanded) & ~up
-        if self.demote_falls and fell is not None:
+        if self.demote_falls:
             up, down = up & ~fell, down | fell
         new = self.levels[env_ids] + up.long() - down.long()
         past_top = new >= self.num_rows

@@ -69,7 +69,7 @@ class Ground:
         return torch.cat([xy, z.unsqueeze(1)], dim=1)
 
     def finish_episodes(self, env_ids: torch.Tensor, walked: torch.Tensor, commanded: torch.Tensor,
-                        fell: torch.Tensor | None = None) -> None:
+                        fell: torch.Tensor) -> None:
         if self.curriculum is not None:
             self.curriculum.update(env_ids, walked, commanded, fell)
 

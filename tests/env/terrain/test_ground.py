@@ -102,7 +102,7 @@ def test_curriculum_promotes_demotes_and_recycles_the_top_as_specified():
     walked = torch.tensor([2.5, 1.0, 0.5, 0.1, *[3.0] * 8])
     commanded = torch.tensor([8.0, 1.5, 8.0, 8.0, *[8.0] * 8])
     torch.manual_seed(0)
-    cur.update(ids, walked, commanded)
+    cur.update(ids, walked, commanded, torch.zeros(12, dtype=torch.bool))
     assert cur.levels[:4].tolist() == [4, 3, 2, 0]  # up, stays (walked >= half asked), down, floor at 0
     top = cur.levels[4:]
     assert torch.all((top >= 0) & (top < 10)) and len(set(top.tolist())) > 1  # past the top: random levels
@@ -138,11 +138,11 @@ def test_a_terminated_episode_reaches_the_curriculum_as_a_fall():
 
 def test_curriculum_off_draws_random_levels_and_pin_freezes_them():
     cur = curriculum([0] * 200, enabled=False)
-    cur.update(torch.arange(200), torch.zeros(200), torch.zeros(200))
+    cur.update(torch.arange(200), torch.zeros(200), torch.zeros(200), torch.zeros(200, dtype=torch.bool))
     assert cur.levels.max() > 5 and cur.levels.min() == 0
     kind = cur.column_types[-1]
     cur.pin(kind, 7)
-    cur.update(torch.arange(200), torch.full((200,), 10.0), torch.zeros(200))
+    cur.update(torch.arange(200), torch.full((200,), 10.0), torch.zeros(200), torch.zeros(200, dtype=torch.bool))
     assert torch.all(cur.levels == 7) and set(cur.tile_of(torch.arange(200))[0]) == {kind}
     cur.pin()  # spread: every type at every level, in turn
     types, levels = cur.tile_of(torch.arange(200))
